@@ -1,0 +1,55 @@
+package buildpack_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"github.com/sclevine/spec"
+)
+
+func testDetect(t *testing.T, context spec.G, it spec.S) {
+	var (
+		Expect = NewWithT(t).Expect
+		w      *workspace
+	)
+
+	it.Before(func() {
+		w = newWorkspace(t)
+	})
+
+	it("passes for any application, requiring and providing nothing", func() {
+		out, exit := w.detect()
+		Expect(exit.err).NotTo(HaveOccurred())
+		Expect(exit.passed).To(BeTrue())
+		Expect(out).To(BeEmpty())
+		Expect(w.root + "/build-plan.toml").NotTo(BeAnExistingFile())
+	})
+
+	it("passes when BP_INIT_ENABLED is true", func() {
+		t.Setenv("BP_INIT_ENABLED", "true")
+		_, exit := w.detect()
+		Expect(exit.passed).To(BeTrue())
+	})
+
+	it("fails detection with a one-line reason when BP_INIT_ENABLED is false", func() {
+		t.Setenv("BP_INIT_ENABLED", "false")
+		out, exit := w.detect()
+		Expect(exit.err).NotTo(HaveOccurred())
+		Expect(exit.passed).To(BeFalse())
+		Expect(exit.failed).To(BeTrue())
+		Expect(out).To(MatchRegexp(`^ *SKIPPED: BP_INIT_ENABLED is false, processes will not be wrapped with an init\n$`))
+	})
+
+	it("errors, naming the variable and the accepted values, for BP_INIT_ENABLED=maybe", func() {
+		t.Setenv("BP_INIT_ENABLED", "maybe")
+		_, exit := w.detect()
+		Expect(exit.err).To(MatchError(`invalid BP_INIT_ENABLED "maybe": expected true or false`))
+		Expect(exit.passed).To(BeFalse())
+	})
+
+	it("errors for a bad BP_INIT_PROCESS_TYPES", func() {
+		t.Setenv("BP_INIT_PROCESS_TYPES", "web,,worker")
+		_, exit := w.detect()
+		Expect(exit.err).To(MatchError(ContainSubstring("invalid BP_INIT_PROCESS_TYPES")))
+	})
+}

@@ -1,0 +1,81 @@
+package rewrite_test
+
+// This file models, for the tests, how the lifecycle v0.21.11 launcher turns a process of the
+// image's metadata and the user's arguments (`docker run IMAGE args...`) into what it executes.
+// Read from launch/launch.go (Process.WithPlatformAPI), launch/process.go (ProcessFor,
+// handleUserArgs, handleUserArgsPlatformLessThan010), launch/launcher.go (launchDirect) and
+// launch/shell.go, launch/bash.go (launchWithShell, BashShell.Launch).
+
+// process is a process as the launcher sees it in the image's metadata.
+type process struct {
+	command []string
+	args    []string
+	// legacy is true when the process's buildpack has Buildpack API 0.8 or older.
+	legacy bool
+	direct bool
+}
+
+func concat(parts ...[]string) []string {
+	out := []string{}
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// effectiveArgs returns the command and arguments the launcher settles on before executing p.
+func effectiveArgs(p process, platform010 bool, user []string) (command []string, args []string) {
+	if !platform010 {
+		// WithPlatformAPI keeps only the first command element, the rest go in front of args;
+		// user arguments are always appended.
+		return p.command[:1], concat(p.command[1:], p.args, user)
+	}
+	switch {
+	case len(p.command) > 1:
+		if len(user) > 0 {
+			return p.command[:1], concat(p.command[1:], user)
+		}
+		return p.command[:1], concat(p.command[1:], p.args)
+	case len(user) == 0:
+		return p.command, p.args
+	case p.legacy:
+		return p.command, concat(p.args, user)
+	default:
+		return p.command, user
+	}
+}
+
+// directArgv is the argv the launcher passes to execve for a direct process.
+func directArgv(p process, platform010 bool, user []string) []string {
+	command, args := effectiveArgs(p, platform010, user)
+	return concat(command, args)
+}
+
+// shellArgv is the argv the launcher passes to execve(/bin/bash) for a shell process, without
+// profile scripts: the launcher's script is `cd <dir>` followed by `exec bash -c "$@"` when there
+// are no arguments, else by a command made of one `"$(eval echo \"${i}\")"` token per argument.
+func shellArgv(p process, platform010 bool, user []string, dir string) []string {
+	command, args := effectiveArgs(p, platform010, user)
+	script := "cd \"" + dir + "\"\n"
+	if len(args) == 0 {
+		script += `exec bash -c "$@"`
+	} else {
+		tokens := `"$(eval echo \"$0\")"`
+		for i := 1; i < len(args)+1; i++ {
+			tokens += ` "$(eval echo \"${` + itoa(i) + `}\")"`
+		}
+		script += `exec bash -c '` + tokens + `' "${@:1}"`
+	}
+	line := command[0]
+	for _, c := range command[1:] {
+		line += " " + c
+	}
+	return concat([]string{"bash", "-c", script, "/cnb/process/web", line}, args)
+}
+
+func itoa(i int) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return itoa(i/10) + string(rune('0'+i%10))
+}

@@ -1,0 +1,82 @@
+// Package rewrite turns a process type into one that starts through the init, so that the
+// launcher's argv, with or without user arguments, is the init, "--" and the argv the launcher
+// would have built for the original process.
+package rewrite
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/buildpacks/libcnb/v2"
+
+	"github.com/pid1-buildpacks/init/internal/launch"
+)
+
+// Separator is the argument that ends the init's own arguments.
+const Separator = "--"
+
+// Bash is the shell the launcher runs Buildpack API 0.8 shell processes with.
+const Bash = "/bin/bash"
+
+// knownInits are the basenames of inits that already reap zombies and forward signals.
+var knownInits = []string{"tini", "tini-static", "dumb-init", "catatonit"}
+
+// ExistingInit returns the name of the init p already starts with, and true, when the first
+// element of its command (for a shell process, the first word of the command line) is ours at
+// initPath or one of tini, tini-static, dumb-init and catatonit.
+func ExistingInit(p launch.Process, initPath string) (string, bool) {
+	first := p.Command[0]
+	if !p.Direct {
+		fields := strings.Fields(first)
+		if len(fields) == 0 {
+			return "", false
+		}
+		first = fields[0]
+	}
+	if first == initPath {
+		return first, true
+	}
+	base := filepath.Base(first)
+	for _, name := range knownInits {
+		if base == name {
+			return base, true
+		}
+	}
+	return "", false
+}
+
+// Wrap returns the Buildpack API 0.10 process that starts p through the init at initPath, keeping
+// its type, working directory and the given default flag.
+//
+// The launcher (lifecycle launch/process.go, Platform API 0.10 and later) builds argv from a
+// command of more than one element as the command followed by the user's arguments if any, else
+// by the process arguments; the wrapped command always has more than one element. Therefore:
+//   - Buildpack API 0.9+ processes keep command and args: [init, --, command...], args. Their
+//     user arguments replaced args before and still do.
+//   - Buildpack API 0.8 direct processes appended the user's arguments to command and args, so
+//     the args move into the command: [init, --, command, args...] with no args.
+//   - Buildpack API 0.8 shell processes become [init, --, /bin/bash, -c, script, bash,
+//     command, args...] with no args, where script makes the same bash invocation as the
+//     launcher's (launch/bash.go), without sourcing profile.d scripts.
+func Wrap(p launch.Process, initPath string, isDefault bool) libcnb.Process {
+	command := []string{initPath, Separator}
+	var args []string
+	switch {
+	case !p.Legacy:
+		command = append(command, p.Command...)
+		args = append(args, p.Args...)
+	case p.Direct:
+		command = append(command, p.Command[0])
+		command = append(command, p.Args...)
+	default:
+		command = append(command, Bash, "-c", ShellScript, "bash", p.Command[0])
+		command = append(command, p.Args...)
+	}
+	return libcnb.Process{
+		Type:             p.Type,
+		Command:          command,
+		Arguments:        args,
+		WorkingDirectory: p.WorkingDirectory,
+		Default:          isDefault,
+	}
+}
