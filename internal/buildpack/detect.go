@@ -13,15 +13,24 @@ import (
 
 // Detect passes for every application unless BP_INIT_ENABLED is false, so that the buildpack can
 // be listed last in every group. It requires and provides nothing.
+//
+// A configuration value that is not accepted passes detection too, so that build fails with the
+// error: the lifecycle skips an optional buildpack whose detection errors, and the image would be
+// exported unwrapped with the bad value unreported.
 type Detect struct {
 	Logger log.Logger
 }
 
 // Detect implements libcnb.DetectFunc.
 func (d Detect) Detect(context libcnb.DetectContext) (libcnb.DetectResult, error) {
-	cfg, err := resolveConfig(context.Buildpack)
+	cr, err := configurationResolver(context.Buildpack)
 	if err != nil {
 		return libcnb.DetectResult{}, err
+	}
+	cfg, err := config.Resolve(cr)
+	if err != nil {
+		d.Logger.Headerf("%s: the build will fail", err)
+		return libcnb.DetectResult{Pass: true}, nil
 	}
 	if !cfg.Enabled {
 		d.Logger.Headerf("SKIPPED: %s is false, processes will not be wrapped with an init", config.Enabled)
@@ -36,12 +45,4 @@ func configurationResolver(bp libcnb.Buildpack) (libpak.ConfigurationResolver, e
 		return libpak.ConfigurationResolver{}, fmt.Errorf("unable to read buildpack metadata\n%w", err)
 	}
 	return libpak.NewConfigurationResolver(md)
-}
-
-func resolveConfig(bp libcnb.Buildpack) (config.Config, error) {
-	cr, err := configurationResolver(bp)
-	if err != nil {
-		return config.Config{}, err
-	}
-	return config.Resolve(cr)
 }

@@ -40,16 +40,21 @@ func testDetect(t *testing.T, context spec.G, it spec.S) {
 		Expect(out).To(MatchRegexp(`^ *SKIPPED: BP_INIT_ENABLED is false, processes will not be wrapped with an init\n$`))
 	})
 
-	it("errors, naming the variable and the accepted values, for BP_INIT_ENABLED=maybe", func() {
+	// An optional buildpack whose detection errors is skipped by the lifecycle without failing
+	// the build, so a bad value passes detection, says so, and is rejected by build.
+	it("passes, naming the variable and the accepted values, for BP_INIT_ENABLED=maybe", func() {
 		t.Setenv("BP_INIT_ENABLED", "maybe")
-		_, exit := w.detect()
-		Expect(exit.err).To(MatchError(`invalid BP_INIT_ENABLED "maybe": expected true or false`))
-		Expect(exit.passed).To(BeFalse())
+		out, exit := w.detect()
+		Expect(exit.err).NotTo(HaveOccurred())
+		Expect(exit.passed).To(BeTrue())
+		Expect(out).To(ContainSubstring(`invalid BP_INIT_ENABLED "maybe": expected true or false: the build will fail`))
 	})
 
-	it("errors for a bad BP_INIT_PROCESS_TYPES", func() {
+	it("passes, naming the variable, for a bad BP_INIT_PROCESS_TYPES", func() {
 		t.Setenv("BP_INIT_PROCESS_TYPES", "web,,worker")
-		_, exit := w.detect()
-		Expect(exit.err).To(MatchError(ContainSubstring("invalid BP_INIT_PROCESS_TYPES")))
+		out, exit := w.detect()
+		Expect(exit.err).NotTo(HaveOccurred())
+		Expect(exit.passed).To(BeTrue())
+		Expect(out).To(ContainSubstring("invalid BP_INIT_PROCESS_TYPES"))
 	})
 }
