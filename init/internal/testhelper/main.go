@@ -1,0 +1,229 @@
+// Command testhelper is the program the init's black-box tests run under the
+// init. It reports what it received and how it was started.
+//
+//	testhelper record FILE     append "ready" and then the number of every
+//	                           signal received to FILE; exit 0 after SIGTERM
+//	testhelper dump            print argv, env, cwd, fd 3 and signal masks
+//	testhelper wrap IGN BLK -- PROG ARG...
+//	                           ignore the signals in IGN and block those in
+//	                           BLK (comma-separated numbers, or -), then exec
+//	testhelper tty             report the terminal's foreground group, say
+//	                           when SIGINT arrives, exit 5 on a "q" line
+//	testhelper orphans N       start N short-lived processes and exit
+//	                           without waiting for them
+//	testhelper zombies TIMEOUT wait until /proc shows no zombie, exit 1 if
+//	                           some remain after TIMEOUT
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/pid1-buildpacks/init/init/internal/signals"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fail("usage: testhelper MODE ...")
+	}
+	switch os.Args[1] {
+	case "record":
+		record(os.Args[2])
+	case "dump":
+		dump()
+	case "wrap":
+		wrap(os.Args[2], os.Args[3], os.Args[5:])
+	case "tty":
+		tty()
+	case "zombies":
+		zombies(os.Args[2])
+	case "orphans":
+		orphans(os.Args[2])
+	default:
+		fail("unknown mode " + os.Args[1])
+	}
+}
+
+func fail(msg string) {
+	fmt.Fprintln(os.Stderr, "testhelper:", msg)
+	os.Exit(100)
+}
+
+// record catches every signal the init forwards and appends its number to
+// file, one line each, in the order they arrive.
+func record(file string) {
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		fail(err.Error())
+	}
+	ch := make(chan os.Signal, 1024)
+	var sigs []os.Signal
+	for sig := unix.Signal(1); sig <= signals.Max; sig++ {
+		if signals.Forwardable(sig) {
+			sigs = append(sigs, sig)
+		}
+	}
+	signal.Notify(ch, sigs...)
+	fmt.Fprintf(f, "ready %d\n", os.Getpid())
+	for sig := range ch {
+		fmt.Fprintf(f, "%d\n", int(sig.(syscall.Signal)))
+		if sig == unix.SIGTERM {
+			os.Exit(0)
+		}
+	}
+}
+
+// dump prints how the process was started, one "key=value" line each.
+func dump() {
+	for i, arg := range os.Args {
+		fmt.Printf("arg%d=%q\n", i, arg)
+	}
+	for _, kv := range os.Environ() {
+		fmt.Printf("env=%q\n", kv)
+	}
+	wd, _ := os.Getwd()
+	fmt.Printf("cwd=%s\n", wd)
+	fd3, err := os.Readlink("/proc/self/fd/3")
+	if err != nil {
+		fd3 = "closed"
+	}
+	fmt.Printf("fd3=%s\n", fd3)
+	status, _ := os.ReadFile("/proc/self/status")
+	for _, line := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(line, "SigIgn:") || strings.HasPrefix(line, "SigBlk:") {
+			fmt.Println(strings.ReplaceAll(line, "\t", ""))
+		}
+	}
+}
+
+// wrap sets the dispositions and mask the next program starts with. The
+// mask is per thread, so the goroutine stays on the thread that execs.
+func wrap(ignore, block string, argv []string) {
+	runtime.LockOSThread()
+	for _, sig := range numbers(ignore) {
+		signal.Ignore(sig)
+	}
+	var set unix.Sigset_t
+	for _, sig := range numbers(block) {
+		set.Val[(sig-1)/64] |= 1 << ((uint(sig) - 1) % 64)
+	}
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, nil); err != nil {
+		fail(err.Error())
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		fail(err.Error())
+	}
+	if err := unix.Exec(path, argv, os.Environ()); err != nil {
+		fail(err.Error())
+	}
+}
+
+func numbers(list string) []syscall.Signal {
+	var out []syscall.Signal
+	if list == "-" {
+		return out
+	}
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			fail(err.Error())
+		}
+		out = append(out, syscall.Signal(n))
+	}
+	return out
+}
+
+// tty reports whether it owns the terminal and waits for Ctrl-C and "q".
+func tty() {
+	fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)
+	if err != nil {
+		fail(err.Error())
+	}
+	ints := make(chan os.Signal, 8)
+	signal.Notify(ints, unix.SIGINT)
+	fmt.Printf("tty pid=%d ppid=%d pgrp=%d fg=%d\r\n", os.Getpid(), os.Getppid(), unix.Getpgrp(), fg)
+	go func() {
+		for range ints {
+			fmt.Printf("got SIGINT\r\n")
+		}
+	}()
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		if strings.TrimSpace(in.Text()) == "q" {
+			fmt.Printf("bye\r\n")
+			os.Exit(5)
+		}
+	}
+	os.Exit(6)
+}
+
+// zombies waits until no process in /proc is a zombie.
+func zombies(timeout string) {
+	d, err := time.ParseDuration(timeout)
+	if err != nil {
+		fail(err.Error())
+	}
+	deadline := time.Now().Add(d)
+	for {
+		n := countZombies()
+		if n == 0 {
+			fmt.Println("zombies=0")
+			return
+		}
+		if time.Now().After(deadline) {
+			fmt.Printf("zombies=%d\n", n)
+			os.Exit(1)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func countZombies() int {
+	entries, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) && s[i+2] == 'Z' {
+			n++
+		}
+	}
+	return n
+}
+
+// orphans starts n processes that sleep a little or not at all and exits
+// without waiting: they become the init's, running or as zombies.
+func orphans(count string) {
+	n, err := strconv.Atoi(count)
+	if err != nil {
+		fail(err.Error())
+	}
+	attr := &syscall.ProcAttr{Files: []uintptr{0, 1, 2}}
+	for i := range n {
+		argv := []string{"true"}
+		path := "/bin/true"
+		if i%2 == 0 {
+			argv, path = []string{"sleep", "0.2"}, "/bin/sleep"
+		}
+		if _, err := syscall.ForkExec(path, argv, attr); err != nil {
+			fail(err.Error())
+		}
+	}
+}
