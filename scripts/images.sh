@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Makes, without any registry, the local platform the demo and the integration tests build on:
+#   - a build image and a run image: `docker import` of a busybox-static root file system with
+#     a non-root CNB user, plus /bin/bash (Debian's bash-static) because the launcher runs
+#     Buildpack API 0.8 shell processes with bash and busybox has no bash applet;
+#   - the lifecycle tarball `pack builder create` takes: lifecycle.toml at its root and a
+#     lifecycle/ folder with the binaries scripts/setup.sh built.
+# Both are remade only when their inputs change (a hash of them is kept in a label / file name).
+#
+# Needs scripts/setup.sh to have run (it writes .tools/env).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=/dev/null
+source "${ROOT}/.tools/env" 2>/dev/null || { echo "[images] ERROR: .tools/env missing: run scripts/setup.sh first" >&2; exit 1; }
+
+BUILD_IMAGE="${PID1_BUILD_IMAGE:-pid1-buildpacks/build:busybox}"
+RUN_IMAGE="${PID1_RUN_IMAGE:-pid1-buildpacks/run:busybox}"
+STACK_ID="io.pid1-buildpacks.busybox"
+WORK="${PID1_TOOLS}/images"
+
+log() { printf '\033[1m[images]\033[0m %s\n' "$*" >&2; }
+die() { printf '\033[31m[images] ERROR:\033[0m %s\n' "$*" >&2; exit 1; }
+
+[[ -x /bin/busybox ]] || die "/bin/busybox missing (Debian's busybox-static; scripts/setup.sh installs it)"
+[[ -x /bin/bash-static ]] || die "/bin/bash-static missing (Debian's bash-static; scripts/setup.sh installs it)"
+
+# make_rootfs DIR: a one-file userland (busybox applets as symlinks), bash, a CNB user.
+make_rootfs() {
+  local dir="$1" applet
+  rm -rf "${dir}"
+  mkdir -p "${dir}"/{bin,sbin,usr/bin,usr/sbin,etc,tmp,home/cnb,root,proc,sys,dev,workspace,layers}
+  cp /bin/busybox "${dir}/bin/busybox"
+  for applet in $(/bin/busybox --list-full); do
+    [[ -e "${dir}/${applet}" ]] || ln -s /bin/busybox "${dir}/${applet}"
+  done
+  cp /bin/bash-static "${dir}/bin/bash"
+  cat >"${dir}/etc/passwd" <<'EOF'
+root:x:0:0:root:/root:/bin/sh
+cnb:x:1000:1000:cnb:/home/cnb:/bin/sh
+nobody:x:65534:65534:nobody:/nonexistent:/bin/false
+EOF
+  cat >"${dir}/etc/group" <<'EOF'
+root:x:0:
+cnb:x:1000:
+nogroup:x:65534:
+EOF
+  chmod 1777 "${dir}/tmp"
+  chown 1000:1000 "${dir}/home/cnb" "${dir}/workspace" "${dir}/layers"
+}
+
+# import_image NAME HASH: imports the root file system as NAME unless NAME already carries HASH.
+import_image() {
+  local name="$1" hash="$2" have
+  have="$(docker image inspect --format '{{index .Config.Labels "io.pid1-buildpacks.inputs"}}' "${name}" 2>/dev/null || true)"
+  if [[ "${have}" == "${hash}" ]]; then
+    log "${name}: up to date"
+    return
+  fi
+  log "${name}: importing"
+  local old
+  old="$(docker image inspect --format '{{.Id}}' "${name}" 2>/dev/null || true)"
+  local distro_version
+  distro_version="$(/bin/busybox | head -1 | sed -n 's/^BusyBox v\([0-9.]*\).*/\1/p')"
+  tar -C "${WORK}/rootfs" --numeric-owner -cf - . |
+    docker import \
+      --change 'ENV PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin' \
+      --change 'ENV CNB_USER_ID=1000' \
+      --change 'ENV CNB_GROUP_ID=1000' \
+      --change "ENV CNB_STACK_ID=${STACK_ID}" \
+      --change "LABEL io.buildpacks.stack.id=${STACK_ID}" \
+      --change "LABEL io.buildpacks.base.distro.name=busybox" \
+      --change "LABEL io.buildpacks.base.distro.version=${distro_version}" \
+      --change "LABEL io.pid1-buildpacks.inputs=${hash}" \
+      --change 'USER 1000:1000' \
+      --change 'WORKDIR /' \
+      - "${name}" >/dev/null || die "docker import ${name} failed"
+  # The previous version, now untagged, goes unless something still uses it.
+  [[ -z "${old}" ]] || docker rmi "${old}" >/dev/null 2>&1 || true
+}
+
+# lifecycle_tarball: writes .tools/lifecycle-<version>-<hash>.tgz and prints its path.
+lifecycle_tarball() {
+  local hash out stage
+  hash="$(cat "${PID1_TOOLS}/bin/lifecycle" "${PID1_TOOLS}/bin/launcher" | sha256sum | cut -c1-12)"
+  out="${PID1_TOOLS}/lifecycle-v${LIFECYCLE_VERSION}-${hash}.tgz"
+  if [[ -s "${out}" ]]; then
+    log "lifecycle tarball: up to date"
+  else
+    log "lifecycle tarball: writing ${out}"
+    stage="$(mktemp -d)"
+    mkdir -p "${stage}/lifecycle"
+    cp "${PID1_TOOLS}/bin/lifecycle" "${PID1_TOOLS}/bin/launcher" "${stage}/lifecycle/"
+    local phase
+    for phase in detector restorer analyzer builder exporter creator rebaser extender; do
+      ln -s lifecycle "${stage}/lifecycle/${phase}"
+    done
+    cat >"${stage}/lifecycle.toml" <<EOF
+[apis]
+[apis.buildpack]
+  deprecated = []
+  supported = ["0.7", "0.8", "0.9", "0.10", "0.11", "0.12"]
+[apis.platform]
+  deprecated = []
+  supported = ["0.7", "0.8", "0.9", "0.10", "0.11", "0.12", "0.13", "0.14", "0.15"]
+
+[api]
+  platform = "0.7"
+  buildpack = "0.7"
+
+[lifecycle]
+  version = "${LIFECYCLE_VERSION}"
+  sbom-formats = ["application/vnd.cyclonedx+json", "application/spdx+json", "application/vnd.syft+json"]
+EOF
+    tar -C "${stage}" --owner=0 --group=0 --numeric-owner -czf "${out}.tmp" lifecycle.toml lifecycle
+    mv "${out}.tmp" "${out}"
+    rm -rf "${stage}"
+  fi
+  ln -sf "$(basename "${out}")" "${PID1_TOOLS}/lifecycle.tgz"
+}
+
+mkdir -p "${WORK}"
+inputs="$(cat /bin/busybox /bin/bash-static "${BASH_SOURCE[0]}" | sha256sum | cut -c1-16)"
+if [[ "$(docker image inspect --format '{{index .Config.Labels "io.pid1-buildpacks.inputs"}}' "${BUILD_IMAGE}" 2>/dev/null)" != "${inputs}" ||
+  "$(docker image inspect --format '{{index .Config.Labels "io.pid1-buildpacks.inputs"}}' "${RUN_IMAGE}" 2>/dev/null)" != "${inputs}" ]]; then
+  make_rootfs "${WORK}/rootfs"
+fi
+import_image "${BUILD_IMAGE}" "${inputs}"
+import_image "${RUN_IMAGE}" "${inputs}"
+lifecycle_tarball

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Sets up, on a fresh machine of this project's kind, everything the demo and the
+# integration tests need, and reuses whatever is already there:
+#   1. Debian packages: docker.io, busybox-static, bash-static, strace (the init's tests), (plus
+#      tini, dumb-init and catatonit for the init's benchmark), after one `apt-get update`, only when missing;
+#   2. a Docker daemon: dockerd is started when none answers, and waited for;
+#   3. pack v0.40.0 and lifecycle v0.21.11 (lifecycle + launcher), built from the Go module
+#      proxy as declared in integration/go.mod, into the git-ignored .tools/bin. Builds are
+#      cached machine-wide by version in $PID1_TOOLS_CACHE (default
+#      /var/cache/pid1-buildpacks), so another clone on the same machine (CI) reuses them;
+#   4. .tools/env, a file to source: PATH with .tools/bin first, DOCKER_API_VERSION set to the
+#      daemon's API version (pack speaks a newer one than Debian's engine accepts), PACK.
+#
+# Usage: scripts/setup.sh            (everything)
+#        scripts/setup.sh --no-docker (packages and tools only)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TOOLS="${ROOT}/.tools"
+CACHE="${PID1_TOOLS_CACHE:-/var/cache/pid1-buildpacks}"
+PACK_VERSION="0.40.0"
+LIFECYCLE_VERSION="0.21.11"
+
+log() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+die() { printf '\033[31m[setup] ERROR:\033[0m %s\n' "$*" >&2; exit 1; }
+
+with_docker=true
+[[ "${1:-}" == "--no-docker" ]] && with_docker=false
+
+[[ "$(id -u)" == 0 ]] || die "must run as root (installs Debian packages, starts dockerd)"
+command -v go >/dev/null || die "go is not on PATH (needs Go 1.26 to build pack and the lifecycle)"
+
+# --- 1. Debian packages -----------------------------------------------------------------
+install_packages() {
+  local missing=()
+  command -v dockerd >/dev/null || missing+=(docker.io)
+  [[ -x /bin/busybox ]] || missing+=(busybox-static)
+  [[ -x /bin/bash-static ]] || missing+=(bash-static)
+  command -v tini >/dev/null || missing+=(tini)
+  command -v dumb-init >/dev/null || missing+=(dumb-init)
+  command -v catatonit >/dev/null || missing+=(catatonit)
+  command -v unshare >/dev/null || missing+=(util-linux)
+  command -v script >/dev/null || missing+=(bsdutils)
+  command -v strace >/dev/null || missing+=(strace)
+  if ((${#missing[@]} == 0)); then
+    log "Debian packages: all present"
+    return
+  fi
+  log "Debian packages: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  timeout 600 apt-get update -q >/dev/null || die "apt-get update failed"
+  timeout 900 apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null \
+    || die "apt-get install ${missing[*]} failed"
+  # docker.io's own client is enough; it may have been missing too.
+  command -v docker >/dev/null || die "docker client still missing after installing docker.io"
+}
+
+# --- 2. Docker daemon -------------------------------------------------------------------
+start_docker() {
+  if timeout 20 docker version --format '{{.Server.APIVersion}}' >/dev/null 2>&1; then
+    log "Docker: daemon answers"
+    return
+  fi
+  log "Docker: no daemon answers; starting dockerd (log: /var/log/pid1-dockerd.log)"
+  if ! pgrep -x dockerd >/dev/null; then
+    setsid dockerd >/var/log/pid1-dockerd.log 2>&1 </dev/null &
+  fi
+  local i
+  for i in $(seq 1 60); do
+    if timeout 10 docker version --format '{{.Server.APIVersion}}' >/dev/null 2>&1; then
+      log "Docker: daemon up after ${i}s"
+      return
+    fi
+    sleep 1
+  done
+  tail -20 /var/log/pid1-dockerd.log >&2 || true
+  die "Docker daemon did not answer within 60s; the integration tests and the demo need it"
+}
+
+# --- 3. pack and the lifecycle ----------------------------------------------------------
+# The cache key covers the versions, integration/go.sum (every dependency's hash) and the Go
+# toolchain, so a changed dependency or toolchain builds anew.
+build_tools() {
+  local key dir
+  key="$(cat "${ROOT}/integration/go.mod" "${ROOT}/integration/go.sum" <(go version) | sha256sum | cut -c1-16)"
+  dir="${CACHE}/tools/pack-${PACK_VERSION}_lifecycle-${LIFECYCLE_VERSION}_${key}"
+  mkdir -p "${dir}" "${TOOLS}/bin"
+
+  local -A pkgs=(
+    [pack]="github.com/buildpacks/pack"
+    [lifecycle]="github.com/buildpacks/lifecycle/cmd/lifecycle"
+    [launcher]="github.com/buildpacks/lifecycle/cmd/launcher"
+  )
+  local -A ldflags=(
+    [pack]="-s -w -X github.com/buildpacks/pack/pkg/client.Version=${PACK_VERSION}"
+    [lifecycle]="-s -w -X github.com/buildpacks/lifecycle/cmd.Version=${LIFECYCLE_VERSION}"
+    [launcher]="-s -w -X github.com/buildpacks/lifecycle/cmd.Version=${LIFECYCLE_VERSION}"
+  )
+  local name
+  for name in pack lifecycle launcher; do
+    if [[ -x "${dir}/${name}" ]]; then
+      log "${name}: cached in ${dir}"
+    else
+      log "${name}: building ${pkgs[$name]} (about 90s on 2 cores)"
+      (cd "${ROOT}/integration" &&
+        CGO_ENABLED=0 GOFLAGS=-buildvcs=false timeout 1200 \
+          go build -trimpath -ldflags "${ldflags[$name]}" -o "${dir}/${name}.tmp" "${pkgs[$name]}") \
+        || die "building ${name} failed"
+      mv "${dir}/${name}.tmp" "${dir}/${name}"
+    fi
+    # A hard link when the cache shares the file system, a copy otherwise.
+    ln -f "${dir}/${name}" "${TOOLS}/bin/${name}" 2>/dev/null || cp -f "${dir}/${name}" "${TOOLS}/bin/${name}"
+  done
+}
+
+write_env() {
+  local api=""
+  if ${with_docker}; then
+    api="$(timeout 20 docker version --format '{{.Server.APIVersion}}')" || die "cannot read the daemon's API version"
+  fi
+  cat >"${TOOLS}/env" <<EOF
+# Written by scripts/setup.sh; source it.
+export PATH="${TOOLS}/bin:\${PATH}"
+export PACK="${TOOLS}/bin/pack"
+export PID1_TOOLS="${TOOLS}"
+export PACK_VERSION="${PACK_VERSION}"
+export LIFECYCLE_VERSION="${LIFECYCLE_VERSION}"
+# A fixed key for pack's cache volumes: pack sees it runs in a container and otherwise warns and
+# records a random key per image in ~/.pack/volume-keys.toml.
+export PACK_VOLUME_KEY="\${PACK_VOLUME_KEY:-pid1-buildpacks-local}"
+EOF
+  if [[ -n "${api}" ]]; then
+    echo "export DOCKER_API_VERSION=\"${api}\"" >>"${TOOLS}/env"
+    log "Docker: DOCKER_API_VERSION=${api} (negotiated with the daemon)"
+  fi
+}
+
+install_packages
+${with_docker} && start_docker
+build_tools
+write_env
+log "ready: source ${TOOLS}/env"
