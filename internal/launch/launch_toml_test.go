@@ -9,6 +9,7 @@ import (
 	"github.com/sclevine/spec"
 
 	"github.com/pid1-buildpacks/init/internal/launch"
+	"github.com/pid1-buildpacks/init/internal/tabletest"
 )
 
 func testReadLaunchTOML(t *testing.T, context spec.G, it spec.S) {
@@ -30,7 +31,7 @@ func testReadLaunchTOML(t *testing.T, context spec.G, it spec.S) {
 		content  string
 		expected []launch.Process
 	}
-	for name, tc := range ordered(map[string]valid{
+	for name, tc := range tabletest.Sorted(map[string]valid{
 		"API 0.7 direct process": {
 			api:     "0.7",
 			content: "[[processes]]\ntype = \"web\"\ncommand = \"python\"\nargs = [\"app.py\"]\ndirect = true\n",
@@ -95,7 +96,7 @@ func testReadLaunchTOML(t *testing.T, context spec.G, it spec.S) {
 		content  string
 		contains []string
 	}
-	for name, tc := range ordered(map[string]invalid{
+	for name, tc := range tabletest.Sorted(map[string]invalid{
 		"an array command for API 0.8": {
 			api: "0.8", content: "[[processes]]\ntype = \"web\"\ncommand = [\"a\"]\n",
 			contains: []string{"\"web\"", "command must be a string for Buildpack API 0.8"},

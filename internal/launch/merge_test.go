@@ -7,6 +7,7 @@ import (
 	"github.com/sclevine/spec"
 
 	"github.com/pid1-buildpacks/init/internal/launch"
+	"github.com/pid1-buildpacks/init/internal/tabletest"
 )
 
 func testMerge(t *testing.T, context spec.G, it spec.S) {
@@ -31,7 +32,7 @@ func testMerge(t *testing.T, context spec.G, it spec.S) {
 		sets     [][]launch.Process
 		expected string
 	}
-	for name, tc := range ordered(map[string]defaults{
+	for name, tc := range tabletest.Sorted(map[string]defaults{
 		"the only default": {
 			sets:     [][]launch.Process{{proc("a", "web", "x", true)}},
 			expected: "web",

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pid1-buildpacks/init/internal/launch"
 	"github.com/pid1-buildpacks/init/internal/rewrite"
+	"github.com/pid1-buildpacks/init/internal/tabletest"
 )
 
 const initPath = "/layers/pid1-buildpacks_init/init/bin/init"
@@ -21,7 +22,7 @@ func testWrap(t *testing.T, context spec.G, it spec.S) {
 		isDefault bool
 		expected  libcnb.Process
 	}
-	for name, tc := range ordered(map[string]wrapCase{
+	for name, tc := range tabletest.Sorted(map[string]wrapCase{
 		"API 0.10 keeps command, args, working-dir and default": {
 			in:        launch.Process{Type: "web", Command: []string{"java", "-jar"}, Args: []string{"app.jar"}, Direct: true, WorkingDirectory: "/workspace/sub", Default: true, API: "0.10"},
 			isDefault: true,
@@ -71,7 +72,7 @@ func testWrap(t *testing.T, context spec.G, it spec.S) {
 		// expected is what the launcher executed before wrapping.
 		expected []string
 	}
-	for name, tc := range ordered(map[string]argvCase{
+	for name, tc := range tabletest.Sorted(map[string]argvCase{
 		"API 0.8 direct, no user args":   {in: launch.Process{Command: []string{"py"}, Args: []string{"a"}, Direct: true, Legacy: true}, expected: []string{"py", "a"}},
 		"API 0.8 direct, user args":      {in: launch.Process{Command: []string{"py"}, Args: []string{"a"}, Direct: true, Legacy: true}, user: []string{"u"}, expected: []string{"py", "a", "u"}},
 		"API 0.9 one element, no user":   {in: launch.Process{Command: []string{"py"}, Args: []string{"a"}, Direct: true}, expected: []string{"py", "a"}},
@@ -96,7 +97,7 @@ func testExistingInit(t *testing.T, context spec.G, it spec.S) {
 		name string
 		ok   bool
 	}
-	for name, tc := range ordered(map[string]existing{
+	for name, tc := range tabletest.Sorted(map[string]existing{
 		"our init":                 {in: launch.Process{Command: []string{initPath, "--", "a"}, Direct: true}, name: initPath, ok: true},
 		"tini by name":             {in: launch.Process{Command: []string{"tini", "--", "a"}, Direct: true}, name: "tini", ok: true},
 		"tini-static by path":      {in: launch.Process{Command: []string{"/usr/bin/tini-static", "a"}, Direct: true}, name: "tini-static", ok: true},
