@@ -41,6 +41,12 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
+# The signal benchmark also times forwarding in the kernel through tracefs when it is there.
+if [[ -d /sys/kernel/tracing && ! -e /sys/kernel/tracing/instances ]]; then
+  mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null ||
+    echo "scripts/bench.sh: tracefs not available: the kernel signal columns will say n/a" >&2
+fi
+
 mkdir -p "$work"
 init_bin=""
 args=()

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// report gathers every measurement of one run and prints it as Markdown.
+type report struct {
+	cfg        config
+	inits      []*initProgram
+	began      time.Time
+	elapsed    time.Duration
+	truePath   string
+	loadStart  string
+	warnings   map[string]string
+	idle       map[string]idleResult
+	startChild *startupResult
+	startPID1  *startupResult
+	reap       map[string]reapResult
+	signals    map[string]signalResult
+}
+
+func us(d time.Duration) string  { return fmt.Sprintf("%.0f µs", float64(d)/1e3) }
+func us1(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d)/1e3) }
+func ms(d time.Duration) string  { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
+
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func machine() string {
+	var parts []string
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				parts = append(parts, strings.TrimSpace(v))
+				break
+			}
+		}
+	}
+	parts = append(parts, fmt.Sprintf("%d CPUs", runtime.NumCPU()))
+	var info unix.Sysinfo_t
+	if unix.Sysinfo(&info) == nil {
+		parts = append(parts, fmt.Sprintf("%.1f GiB RAM", float64(info.Totalram)*float64(info.Unit)/(1<<30)))
+	}
+	var uts unix.Utsname
+	if unix.Uname(&uts) == nil {
+		parts = append(parts, "Linux "+unix.ByteSliceToString(uts.Release[:]))
+	}
+	if data, err := os.ReadFile("/etc/os-release"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "PRETTY_NAME="); ok {
+				parts = append(parts, strings.Trim(v, `"`))
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// overhead is the init's median and p90 minus bare /bin/true's, and the ratio of the
+// median overhead to tini-static's.
+func (r *startupResult) overhead(name string, p float64) time.Duration {
+	return r.times[name].percentile(p) - r.times["bare"].percentile(p)
+}
+
+func (r *startupResult) ratio(name string) float64 {
+	ref := r.overhead("tini-static", 50)
+	if ref <= 0 {
+		return 0
+	}
+	return float64(r.overhead(name, 50)) / float64(ref)
+}
+
+func (rep *report) print(w io.Writer) {
+	c := rep.cfg
+	fmt.Fprintf(w, "### Init benchmark, %s\n\n", rep.began.Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(w, "Machine: %s. Harness run time: %s. Load average (1/5/15 min) at start %s, at end %s.", machine(), rep.elapsed.Round(time.Second), rep.loadStart, loadAverage())
+	if rep.idle != nil {
+		fmt.Fprintf(w, " CPU busy with other work during the idle window: %.0f%% of all CPUs.", backgroundLoad*100)
+	}
+	fmt.Fprint(w, "\n\n")
+
+	fmt.Fprintf(w, "**Footprint** (each init as PID 1 of its own PID namespace with `sleep` as its child; RSS (VmRSS; split into RssAnon and RssFile, the latter being page-cache pages of the binary and shared libraries, shared with other processes) and threads from /proc/PID/status after %s settle + %s idle; wake-ups = voluntary+involuntary context switches summed over all threads during the %s window)\n\n", c.settle, c.idle, c.idle)
+	fmt.Fprintln(w, "| init | version | binary size | linkage | RSS as PID 1 | of which anon / file | threads | idle wake-ups / "+c.idle.String()+" |")
+	fmt.Fprintln(w, "|---|---|---:|---|---:|---:|---:|---:|")
+	for _, in := range rep.inits {
+		link := "static"
+		if !in.static {
+			link = "dynamic (" + strings.Join(in.needed, ", ") + ")"
+		}
+		rss, split, threads, wakeups := "not run", "not run", "not run", "not run"
+		if id, ok := rep.idle[in.name]; ok {
+			rss, threads, wakeups = fmt.Sprintf("%d KiB", id.rssKiB), fmt.Sprint(id.threads), fmt.Sprint(id.wakeups)
+			split = fmt.Sprintf("%d / %d KiB", id.anonKiB, id.fileKiB)
+		}
+		fmt.Fprintf(w, "| %s | %s | %d B (%.2f MB) | %s | %s | %s | %s | %s |\n",
+			in.name, in.version, in.size, float64(in.size)/1e6, link, rss, split, threads, wakeups)
+	}
+	if rep.startChild != nil {
+		rep.printStartup(w)
+	}
+	if len(rep.reap) > 0 || len(rep.signals) > 0 {
+		rep.printReapSignals(w)
+	}
+	if rep.idle != nil && rep.startChild != nil && len(rep.reap) > 0 && len(rep.signals) > 0 {
+		rep.printTargets(w)
+	} else {
+		fmt.Fprintln(w, "\n**Targets: not checked -- not every phase ran.**")
+	}
+	rep.printInvocations(w)
+}
+
+func (rep *report) printStartup(w io.Writer) {
+	c := rep.cfg
+
+	fmt.Fprintf(w, "\n**Start-up** (`INIT -- %s`, wall time fork to wait4, %d runs per row after %d warm-up runs, round-robin interleaved; overhead = init minus bare `%s` at the same percentile; ratio = median overhead / tini-static's)\n\n", rep.truePath, c.runs, c.warmup, rep.truePath)
+	fmt.Fprintln(w, "| init | as child: median / p90 | overhead median / p90 | × tini-static | as PID 1 (new PID ns): median / p90 | overhead median / p90 | × tini-static |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+	for _, name := range rep.startChild.order {
+		a, b := rep.startChild, rep.startPID1
+		if name == "bare" {
+			fmt.Fprintf(w, "| bare `true` | %s / %s | – | – | %s / %s | – | – |\n",
+				us(a.times[name].median()), us(a.times[name].percentile(90)),
+				us(b.times[name].median()), us(b.times[name].percentile(90)))
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %s / %s | %s / %s | %.2f× | %s / %s | %s / %s | %.2f× |\n", name,
+			us(a.times[name].median()), us(a.times[name].percentile(90)),
+			us(a.overhead(name, 50)), us(a.overhead(name, 90)), a.ratio(name),
+			us(b.times[name].median()), us(b.times[name].percentile(90)),
+			us(b.overhead(name, 50)), us(b.overhead(name, 90)), b.ratio(name))
+	}
+}
+
+func (rep *report) printReapSignals(w io.Writer) {
+	c := rep.cfg
+	if len(rep.reap) > 0 {
+		fmt.Fprintf(w, "\n**Reaping %d orphans** (each init as PID 1 of a PID namespace; the orphans are reparented to PID 1 and released %d at a time, batches interleaved round-robin across inits; reap time = sum over batches of the time from release until the last orphan of the batch is gone from the process table; forking, the same work under every init, is not included; init CPU = run time of all the init's threads (schedstat) during the batches)\n\n", c.orphans, c.batch)
+		fmt.Fprintln(w, "| init | reap time | batch median / slowest | init CPU while reaping |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|")
+		for _, in := range rep.inits {
+			r := rep.reap[in.name]
+			fmt.Fprintf(w, "| %s | %s | %s / %s | %s |\n", in.name,
+				ms(r.batches.sum()), ms(r.batches.median()), ms(r.batches.percentile(100)), ms(r.initCPU))
+		}
+	}
+	if len(rep.signals) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n**Signal forwarding** (%d × SIGUSR1 per init, sent to the init's host pid from outside its PID namespace, one at a time %s apart, round-robin over all inits. Receipt = the child's Go handler reading CLOCK_MONOTONIC; the no-init row sends straight to the child and is the floor of that path. Kernel columns, from a tracefs instance (signal:signal_generate and signal:signal_deliver, mono clock): from the harness's kill(2) queuing the signal for the init to the kernel delivering it to the child's handler, and from that kill(2) to the init's own kill(2) queuing it for the child = the time spent inside the init)\n\n", c.signals, c.signalPause)
+	fmt.Fprintln(w, "| init | send→receipt p50 / p99 | p50 over no-init | max | lost | kernel: kill→child delivery p50 / p99 | kernel: inside the init p50 / p99 |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
+	d := rep.signals["direct"]
+	kernel := func(s signalResult) (string, string) {
+		if s.traceNote != "" {
+			return "n/a", "n/a"
+		}
+		in := "–"
+		if len(s.inInit) > 0 {
+			in = us1(s.inInit.median()) + " / " + us1(s.inInit.percentile(99))
+		}
+		return us1(s.kernel.median()) + " / " + us1(s.kernel.percentile(99)), in
+	}
+	k, _ := kernel(d)
+	fmt.Fprintf(w, "| no init (signal straight to the child) | %s / %s | – | %s | %d | %s | – |\n",
+		us1(d.latencies.median()), us1(d.latencies.percentile(99)), us1(d.latencies.percentile(100)), d.lost, k)
+	var notes []string
+	if d.traceNote != "" {
+		notes = append(notes, "no init: "+d.traceNote)
+	}
+	for _, in := range rep.inits {
+		s := rep.signals[in.name]
+		k, i := kernel(s)
+		fmt.Fprintf(w, "| %s | %s / %s | %s | %s | %d | %s | %s |\n", in.name,
+			us1(s.latencies.median()), us1(s.latencies.percentile(99)), us1(s.latencies.median()-d.latencies.median()),
+			us1(s.latencies.percentile(100)), s.lost, k, i)
+		if s.traceNote != "" {
+			notes = append(notes, in.name+": "+s.traceNote)
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(w, "\nKernel columns n/a: %s\n", strings.Join(notes, "; "))
+	}
+}
+
+func (rep *report) printInvocations(w io.Writer) {
+	fmt.Fprintln(w, "\nInvocations:")
+	for _, in := range rep.inits {
+		fmt.Fprintf(w, "- %s: `%s` %s, sha256 %s\n", in.name, in.realPth, in.invocation, in.sha256[:16])
+	}
+	for _, in := range rep.inits {
+		if msg, ok := rep.warnings[in.name]; ok {
+			fmt.Fprintf(w, "- stderr of `%s` as a child (once, before timing): %q\n", strings.Join(in.childArgs(rep.truePath), " "), msg)
+		}
+	}
+}
+
+func (rep *report) printTargets(w io.Writer) {
+	var ours *initProgram
+	for _, in := range rep.inits {
+		if in.name == "ours" {
+			ours = in
+		}
+	}
+	fmt.Fprintln(w)
+	if ours == nil {
+		fmt.Fprintln(w, "**Targets: not checked -- our init was not measured (no --init given).**")
+		return
+	}
+	verdict := func(ok bool) string {
+		if ok {
+			return "PASS"
+		}
+		return "FAIL"
+	}
+	tol := rep.cfg.tolerance
+	fmt.Fprintf(w, "**Targets for ours** (\"no worse than tini\" allows %.0f%% run-to-run noise)\n\n", tol*100)
+	fmt.Fprintln(w, "| target | ours | reference | result |")
+	fmt.Fprintln(w, "|---|---:|---:|---|")
+	fmt.Fprintf(w, "| stripped static binary <= 1.6 MB | %.2f MB, %s | 1.60 MB | %s |\n",
+		float64(ours.size)/1e6, map[bool]string{true: "static", false: "dynamic"}[ours.static], verdict(ours.static && ours.size <= 1_600_000))
+	id := rep.idle["ours"]
+	fmt.Fprintf(w, "| RSS as PID 1 <= 2.0 MB | %.2f MB (%d KiB) | 2.00 MB | %s |\n",
+		float64(id.rssKiB)*1024/1e6, id.rssKiB, verdict(id.rssKiB*1024 <= 2_000_000))
+	fmt.Fprintf(w, "| zero idle wake-ups | %d in %s | 0 | %s |\n", id.wakeups, rep.cfg.idle, verdict(id.wakeups == 0))
+	or, tr := rep.reap["ours"].batches.sum(), rep.reap["tini"].batches.sum()
+	fmt.Fprintf(w, "| reap time <= tini's | %s | %s (ratio %.2f) | %s |\n", ms(or), ms(tr), float64(or)/float64(tr), verdict(float64(or) <= float64(tr)*(1+tol)))
+	for _, p := range []float64{50, 99} {
+		o, t := rep.signals["ours"].latencies.percentile(p), rep.signals["tini"].latencies.percentile(p)
+		fmt.Fprintf(w, "| signal latency p%.0f <= tini's | %s | %s (ratio %.2f) | %s |\n", p, us1(o), us1(t), float64(o)/float64(t), verdict(float64(o) <= float64(t)*(1+tol)))
+	}
+	if o, t := rep.signals["ours"].inInit, rep.signals["tini"].inInit; len(o) > 0 && len(t) > 0 {
+		fmt.Fprintf(w, "| time inside the init (kernel trace) p50 <= tini's | %s | %s (ratio %.2f) | %s |\n", us1(o.median()), us1(t.median()), float64(o.median())/float64(t.median()), verdict(float64(o.median()) <= float64(t.median())*(1+tol)))
+	}
+	lost := rep.signals["ours"].lost
+	fmt.Fprintf(w, "| no signal lost | %d lost | 0 | %s |\n", lost, verdict(lost == 0))
+	for _, s := range []*startupResult{rep.startChild, rep.startPID1} {
+		mode := "as child"
+		if s.asPID1 {
+			mode = "as PID 1"
+		}
+		fmt.Fprintf(w, "| start-up overhead <= 2× tini-static's (%s) | %s | %s (ratio %.2f) | %s |\n", mode,
+			us(s.overhead("ours", 50)), us(s.overhead("tini-static", 50)), s.ratio("ours"), verdict(s.ratio("ours") <= 2))
+	}
+}
