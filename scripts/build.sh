@@ -9,7 +9,8 @@
 #                                         for pack build --buildpack build/buildpack
 #
 # Usage: scripts/build.sh [--target linux/<arch>]...   (default: linux/amd64 and linux/arm64)
-set -euo pipefail
+set -Eeuo pipefail
+trap 'echo "build.sh: line ${LINENO}: \`${BASH_COMMAND}\` failed" >&2' ERR
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

@@ -11,7 +11,8 @@
 #   scripts/builders.sh all       all three (the default)
 #
 # Needs scripts/setup.sh and scripts/images.sh to have run.
-set -euo pipefail
+set -Eeuo pipefail
+trap 'echo "builders.sh: line ${LINENO}: \`${BASH_COMMAND}\` failed" >&2' ERR
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=/dev/null

@@ -7,7 +7,8 @@
 #   - how long `docker stop` takes on an app behind a shell that does not forward SIGTERM;
 #   - a zombie-leaking app under `docker run --pids-limit 64`.
 # It sets up everything it needs first (scripts/setup.sh). Run as root.
-set -euo pipefail
+set -Eeuo pipefail
+trap 'echo "demo.sh: line ${LINENO}: \`${BASH_COMMAND}\` failed" >&2' ERR
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
@@ -45,7 +46,7 @@ start() { # start ARGS... : docker run -d, labelled for clean-up; prints the con
 wait_for_log() { # wait_for_log ID PATTERN
   local i
   for i in $(seq 1 100); do
-    docker logs "$1" 2>&1 | grep -q "$2" && return 0
+    docker logs "$1" 2>&1 | grep -- "$2" >/dev/null && return 0  # grep -q could SIGPIPE docker logs (pipefail)
     sleep 0.1
   done
   die "container $1: no log line matching '$2'"

@@ -8,7 +8,8 @@
 # Both are remade only when their inputs change (a hash of them is kept in a label / file name).
 #
 # Needs scripts/setup.sh to have run (it writes .tools/env).
-set -euo pipefail
+set -Eeuo pipefail
+trap 'echo "images.sh: line ${LINENO}: \`${BASH_COMMAND}\` failed" >&2' ERR
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=/dev/null
@@ -61,7 +62,9 @@ import_image() {
   local old
   old="$(docker image inspect --format '{{.Id}}' "${name}" 2>/dev/null || true)"
   local distro_version
-  distro_version="$(/bin/busybox | head -1 | sed -n 's/^BusyBox v\([0-9.]*\).*/\1/p')"
+  # sed reads all of busybox's output: `| head -1` would end the pipe early, and under pipefail
+  # busybox's SIGPIPE would end this script without a word.
+  distro_version="$(/bin/busybox | sed -n '1s/^BusyBox v\([0-9.]*\).*/\1/p')"
   tar -C "${WORK}/rootfs" --numeric-owner -cf - . |
     docker import \
       --change 'ENV PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin' \

@@ -3,7 +3,8 @@
 #   build/init-buildpack-linux-amd64.cnb, build/init-buildpack-linux-arm64.cnb
 # and build/init-buildpack.cnb, a copy of the one for this machine's architecture.
 # pack comes from $PACK, else .tools/bin/pack, else pack on PATH. No Docker daemon is needed.
-set -euo pipefail
+set -Eeuo pipefail
+trap 'echo "package.sh: line ${LINENO}: \`${BASH_COMMAND}\` failed" >&2' ERR
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

@@ -13,7 +13,8 @@
 #
 # Usage: scripts/setup.sh            (everything)
 #        scripts/setup.sh --no-docker (packages and tools only)
-set -euo pipefail
+set -Eeuo pipefail
+trap 'echo "setup.sh: line ${LINENO}: \`${BASH_COMMAND}\` failed" >&2' ERR
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="${ROOT}/.tools"
