@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Sets up, on a fresh machine of this project's kind, everything the demo and the
 # integration tests need, and reuses whatever is already there:
-#   1. Debian packages: docker.io, busybox-static, bash-static, strace (the init's tests), (plus
-#      tini, dumb-init and catatonit for the init's benchmark), after one `apt-get update`, only when missing;
+#   1. Debian packages: docker.io, busybox-static, bash-static, strace (the init's tests), podman
+#      (a second engine), qemu-user-static (runs the arm64 init), docker-registry (a local
+#      registry), tini, dumb-init and catatonit (the init's benchmark and peers), after one
+#      `apt-get update`, only when missing;
 #   2. a Docker daemon: dockerd is started when none answers, and waited for;
 #   3. pack v0.40.0 and lifecycle v0.21.11 (lifecycle + launcher), built from the Go module
 #      proxy as declared in integration/go.mod, into the git-ignored .tools/bin. Builds are
@@ -43,6 +45,9 @@ install_packages() {
   command -v unshare >/dev/null || missing+=(util-linux)
   command -v script >/dev/null || missing+=(bsdutils)
   command -v strace >/dev/null || missing+=(strace)
+  command -v podman >/dev/null || missing+=(podman)
+  command -v qemu-aarch64-static >/dev/null || missing+=(qemu-user-static)
+  command -v docker-registry >/dev/null || missing+=(docker-registry)
   if ((${#missing[@]} == 0)); then
     log "Debian packages: all present"
     return
