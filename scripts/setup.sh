@@ -5,13 +5,15 @@
 #      (a second engine), qemu-user-static (runs the arm64 init), docker-registry (a local
 #      registry), tini, dumb-init and catatonit (the init's benchmark and peers), after one
 #      `apt-get update`, only when missing;
-#   2. a Docker daemon: dockerd is started when none answers, and waited for;
+#   2. a Docker daemon: dockerd is started when none answers, and waited for; the local registry
+#      (scripts/registry.sh start: docker-registry on 127.0.0.1:5311) likewise;
 #   3. pack v0.40.0 and lifecycle v0.21.11 (lifecycle + launcher), built from the Go module
 #      proxy as declared in integration/go.mod, into the git-ignored .tools/bin. Builds are
 #      cached machine-wide by version in $PID1_TOOLS_CACHE (default
 #      /var/cache/pid1-buildpacks), so another clone on the same machine (CI) reuses them;
 #   4. .tools/env, a file to source: PATH with .tools/bin first, DOCKER_API_VERSION set to the
-#      daemon's API version (pack speaks a newer one than Debian's engine accepts), PACK.
+#      daemon's API version (pack speaks a newer one than Debian's engine accepts), PACK,
+#      PID1_REGISTRY (the local registry's HOST:PORT).
 #
 # Usage: scripts/setup.sh            (everything)
 #        scripts/setup.sh --no-docker (packages and tools only)
@@ -48,6 +50,7 @@ install_packages() {
   command -v podman >/dev/null || missing+=(podman)
   command -v qemu-aarch64-static >/dev/null || missing+=(qemu-user-static)
   command -v docker-registry >/dev/null || missing+=(docker-registry)
+  command -v curl >/dev/null || missing+=(curl)
   if ((${#missing[@]} == 0)); then
     log "Debian packages: all present"
     return
@@ -134,6 +137,8 @@ export LIFECYCLE_VERSION="${LIFECYCLE_VERSION}"
 # A fixed key for pack's cache volumes: pack sees it runs in a container and otherwise warns and
 # records a random key per image in ~/.pack/volume-keys.toml.
 export PACK_VOLUME_KEY="\${PACK_VOLUME_KEY:-pid1-buildpacks-local}"
+# The local registry (scripts/registry.sh).
+export PID1_REGISTRY="${PID1_REGISTRY:-127.0.0.1:5311}"
 EOF
   if [[ -n "${api}" ]]; then
     echo "export DOCKER_API_VERSION=\"${api}\"" >>"${TOOLS}/env"
@@ -142,7 +147,10 @@ EOF
 }
 
 install_packages
-${with_docker} && start_docker
+if ${with_docker}; then
+  start_docker
+  "${ROOT}/scripts/registry.sh" start || die "the local registry did not start (scripts/registry.sh start)"
+fi
 build_tools
 write_env
 log "ready: source ${TOOLS}/env"
