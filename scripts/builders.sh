@@ -74,6 +74,11 @@ ${init_entry}
 
 [lifecycle]
   uri = "${PID1_TOOLS}/lifecycle.tgz"
+
+# The platform of the build and run images (without it pack builder create prints a "Pro tip").
+[[targets]]
+  os = "linux"
+  arch = "$(go env GOARCH)"
 EOF
 }
 

@@ -27,7 +27,11 @@ scripts/setup.sh
 # shellcheck source=/dev/null
 source .tools/env
 scripts/images.sh
-scripts/package.sh >/tmp/pid1-demo-package.log 2>&1 || { cat /tmp/pid1-demo-package.log; die "scripts/package.sh failed"; }
+title "Packaging the buildpack for linux/amd64 and linux/arm64 (about a minute the first time)"
+# Each step on one line; the whole output in the log.
+scripts/package.sh 2>&1 | tee /tmp/pid1-demo-package.log |
+  sed -un -e 's/^Building \(.*\) into.*/  building \1/p' -e "s/^Successfully created package '\(.*\)' and saved to file/  packaged \1/p" ||
+  { cat /tmp/pid1-demo-package.log; die "scripts/package.sh failed"; }
 scripts/builders.sh all
 
 # Every container the demo starts carries this label, and is removed on exit.

@@ -28,6 +28,7 @@ func TestUnit(t *testing.T) {
 	suite("CheckPlatform", testCheckPlatform)
 	suite("ReadPackage", testReadPackage)
 	suite("Publish", testPublish)
+	suite("ReleaseNotes", testReleaseNotes)
 	suite.Run(t)
 }
 
