@@ -11,6 +11,7 @@ tool (
 require (
 	github.com/onsi/gomega v1.44.0
 	github.com/sclevine/spec v1.4.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
@@ -166,5 +167,4 @@ require (
 	golang.org/x/text v0.38.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 	gopkg.in/warnings.v0 v0.1.2 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

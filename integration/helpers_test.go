@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	. "github.com/onsi/gomega"
 )
 
 // result is what a finished command left behind.
@@ -192,6 +194,22 @@ func initLayerSHA(t *testing.T, image string) string {
 	}
 	t.Fatalf("%s has no layer %s:init in io.buildpacks.lifecycle.metadata:\n%s", image, initBuildpackID, label)
 	return ""
+}
+
+// expectWrapped checks that the init buildpack ran last in image's build, that every process
+// type starts through the init, and that the default process runs with the init as PID 1.
+func expectWrapped(t *testing.T, image string) {
+	t.Helper()
+	Expect := NewWithT(t).Expect
+	ids := buildpackIDs(t, image)
+	Expect(ids).NotTo(BeEmpty())
+	Expect(ids[len(ids)-1]).To(Equal(initBuildpackID), "the init buildpack ran last: %v", ids)
+	types := processesByType(t, image)
+	Expect(types).To(HaveLen(8), "the sample app's process types")
+	for typ, p := range types {
+		Expect(p.Command[0]).To(Equal(initPath), "%s in %s", typ, image)
+	}
+	Expect(pid1Cmdline(t, image)).To(HavePrefix(initPath + " -- /workspace/bin/sample-app serve"))
 }
 
 // proc is one process seen in a container's /proc.

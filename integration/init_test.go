@@ -47,7 +47,7 @@ func TestIntegration(t *testing.T) {
 
 	requirePrerequisites(t)
 	removeLeftovers(t)
-	t.Cleanup(func() { removeLeftovers(t) })
+	t.Cleanup(func() { removeLeftovers(t); removeReleaseImages() })
 
 	settings.With = "pid1-it/sample:with"
 	settings.Without = "pid1-it/sample:without"
@@ -66,6 +66,8 @@ func TestIntegration(t *testing.T) {
 	suite("Rebuild", testRebuild)
 	suite("Configuration", testConfiguration)
 	suite("WaysOfUse", testWaysOfUse)
+	suite("README", testReadme)
+	suite("Release", testRelease)
 	suite.Run(t)
 }
 
@@ -82,6 +84,9 @@ func requirePrerequisites(t *testing.T) {
 	}
 	if os.Getenv("DOCKER_API_VERSION") == "" {
 		fail("DOCKER_API_VERSION is not set; pack speaks a newer API than Debian's engine: source .tools/env")
+	}
+	if err := registryAnswers(); err != nil {
+		fail("no registry answers on http://%s/v2/ (%v): scripts/registry.sh start", registryAddr(), err)
 	}
 	if _, err := os.Stat(settings.Pack); err != nil {
 		fail("pack: %v", err)

@@ -15,17 +15,6 @@ import (
 func testWaysOfUse(t *testing.T, context spec.G, it spec.S) {
 	var Expect = NewWithT(t).Expect
 
-	expectWrapped := func(image string) {
-		t.Helper()
-		ids := buildpackIDs(t, image)
-		Expect(ids).NotTo(BeEmpty())
-		Expect(ids[len(ids)-1]).To(Equal(initBuildpackID), "the init buildpack ran last: %v", ids)
-		for typ, p := range processesByType(t, image) {
-			Expect(p.Command[0]).To(Equal(initPath), "%s in %s", typ, image)
-		}
-		Expect(pid1Cmdline(t, image)).To(HavePrefix(initPath + " -- /workspace/bin/sample-app serve"))
-	}
-
 	it("works listed last in every group of builder.toml, from the .cnb", func() {
 		label := docker(t, "image", "inspect", "--format", `{{index .Config.Labels "io.buildpacks.buildpack.order"}}`, builderWith)
 		var order []struct {
@@ -40,14 +29,14 @@ func testWaysOfUse(t *testing.T, context spec.G, it spec.S) {
 			Expect(g.Group[len(g.Group)-1].ID).To(Equal(initBuildpackID), "group %d: %s", i, label)
 		}
 		t.Logf("builder order: %s", label)
-		expectWrapped(settings.With)
+		expectWrapped(t, settings.With)
 	})
 
 	it("works appended with pack build --buildpack from=builder --buildpack <directory>", func() {
 		image := "pid1-it/appended-dir:latest"
 		mustPackBuild(t, image, builderWithout,
 			"--buildpack", "from=builder", "--buildpack", settings.Root, "--trust-extra-buildpacks")
-		expectWrapped(image)
+		expectWrapped(t, image)
 	})
 
 	it("works appended with pack build --buildpack from=builder --buildpack <.cnb>", func() {
@@ -55,6 +44,6 @@ func testWaysOfUse(t *testing.T, context spec.G, it spec.S) {
 		mustPackBuild(t, image, builderWithout,
 			"--buildpack", "from=builder", "--buildpack", filepath.Join(settings.Root, "build", "init-buildpack.cnb"),
 			"--trust-extra-buildpacks")
-		expectWrapped(image)
+		expectWrapped(t, image)
 	})
 }

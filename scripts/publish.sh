@@ -30,7 +30,7 @@ mkdir -p build
 go build -o build/publish ./cmd/publish || die "building the release tool (./cmd/publish) failed"
 
 # One line from the tool on failure (registry does not answer, malformed name).
-version="$(build/publish check "${repository}" buildpack.toml)" || exit 1
+version="$(build/publish check "${repository}" buildpack.toml)" || exit $?
 echo "Publishing pid1-buildpacks/init ${version} to ${repository}" >&2
 
 started=$(date +%s.%N)
@@ -39,5 +39,5 @@ scripts/package.sh >build/publish-package.log 2>&1 ||
   die "packaging failed: scripts/package.sh exited non-zero (log: build/publish-package.log)"
 
 build/publish push "${repository}" buildpack.toml \
-  build/init-buildpack-linux-amd64.cnb build/init-buildpack-linux-arm64.cnb || exit 1
+  build/init-buildpack-linux-amd64.cnb build/init-buildpack-linux-arm64.cnb || exit $?
 printf 'Published %s:%s in %.1fs\n' "${repository}" "${version}" "$(echo "$(date +%s.%N) - ${started}" | bc)" >&2
