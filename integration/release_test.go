@@ -61,6 +61,12 @@ func releaseBuilder(t *testing.T, name, snippet string, initInOrder bool) {
 	if r.ExitCode != 0 {
 		t.Fatalf("pack builder create %s: exit %d\n%s", name, r.ExitCode, r.Output)
 	}
+	// Nothing in buildpack.toml or the builder's configuration that pack warns about.
+	for _, warning := range []string{"Warning", "Pro tip"} {
+		if strings.Contains(r.Output, warning) {
+			t.Fatalf("pack builder create %s warns:\n%s", name, r.Output)
+		}
+	}
 }
 
 // removeReleaseImages removes the images pulled from the suite's repositories in the local

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Runs every test of the project, and sets up what they need first (scripts/setup.sh):
+# Runs every test of the project, and sets up what they need first (scripts/setup.sh, which also
+# starts the local registry, scripts/registry.sh):
 #   1. unit tests of the root module, `go test ./...` (this includes the init's black-box tests
 #      that run it as PID 1 under `unshare --pid`: they need root);
 #   2. the buildpack, packaged (scripts/package.sh), the local platform (scripts/images.sh) and
 #      the builders (scripts/builders.sh);
-#   3. the integration tests in integration/ (real pack, real lifecycle, real Docker).
+#   3. the integration tests in integration/ (real pack, real lifecycle, real Docker); their
+#      Release suite publishes with scripts/publish.sh to the local registry and builds from it.
 # A missing prerequisite (root, Docker, ...) is a failure with a message saying which; nothing
 # is skipped. Exits non-zero when any step fails, after running every step it can.
 #
@@ -22,7 +24,7 @@ elapsed() { echo "$(($(date +%s) - $1))s"; }
 
 [[ "$(id -u)" == 0 ]] || fatal "must run as root: the init's tests need PID namespaces (unshare) and the integration tests start dockerd"
 
-step "Set-up: packages, Docker, pack and the lifecycle"
+step "Set-up: packages, Docker, the local registry, pack and the lifecycle"
 t=$(date +%s)
 scripts/setup.sh || fatal "set-up failed (see above): the tests cannot run without it"
 # shellcheck source=/dev/null
