@@ -50,18 +50,10 @@ func untar(path, dir string) error {
 		return fmt.Errorf("unable to open %s: %w", path, err)
 	}
 	defer f.Close()
-	tr := tar.NewReader(f)
-	for {
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("unable to read %s as a tar archive: %w", path, err)
-		}
+	err = eachEntry(f, func(hdr *tar.Header, r io.Reader) error {
 		name := filepath.Clean(strings.TrimPrefix(hdr.Name, "/"))
 		if name == "." || name == ".." || strings.HasPrefix(name, "../") {
-			continue
+			return nil
 		}
 		target := filepath.Join(dir, name)
 		switch hdr.Typeflag {
@@ -70,9 +62,31 @@ func untar(path, dir string) error {
 				return fmt.Errorf("unable to create %s: %w", target, err)
 			}
 		case tar.TypeReg:
-			if err := writeFile(target, tr); err != nil {
-				return fmt.Errorf("unable to extract %s from %s: %w", hdr.Name, path, err)
+			if err := writeFile(target, r); err != nil {
+				return fmt.Errorf("unable to extract %s: %w", hdr.Name, err)
 			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// eachEntry calls fn with each entry of the tar archive r, in order, and the entry's content.
+func eachEntry(r io.Reader, fn func(*tar.Header, io.Reader) error) error {
+	tr := tar.NewReader(r)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("unable to read a tar archive: %w", err)
+		}
+		if err := fn(hdr, tr); err != nil {
+			return err
 		}
 	}
 }

@@ -125,29 +125,22 @@ func executableMachines(img v1.Image) (map[string]elf.Machine, error) {
 }
 
 func scanLayer(r io.Reader, found map[string]elf.Machine) error {
-	tr := tar.NewReader(r)
-	for {
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("unable to read the layer as a tar archive: %w", err)
-		}
+	return eachEntry(r, func(hdr *tar.Header, content io.Reader) error {
 		name := strings.TrimPrefix(path.Clean("/"+hdr.Name), "/")
 		if hdr.Typeflag != tar.TypeReg || !isExecutable(name) {
-			continue
+			return nil
 		}
-		content, err := io.ReadAll(tr)
+		b, err := io.ReadAll(content)
 		if err != nil {
 			return fmt.Errorf("unable to read %s: %w", name, err)
 		}
-		f, err := elf.NewFile(bytes.NewReader(content))
+		f, err := elf.NewFile(bytes.NewReader(b))
 		if err != nil {
 			return fmt.Errorf("%s is not an ELF file: %w", name, err)
 		}
 		found[name] = f.Machine
-	}
+		return nil
+	})
 }
 
 // isExecutable tells whether name is cnb/buildpacks/<id>/<version>/bin/{build,detect,init}.
