@@ -234,6 +234,8 @@ func testRelease(t *testing.T, context spec.G, it spec.S) {
 			"--buildpack", "from=builder", "--buildpack", docker, "--pull-policy", "if-not-present", "--trust-extra-buildpacks")
 		noPort := packBuild(t, "pid1-it/release-no-port:latest", builderWithout,
 			"--buildpack", "from=builder", "--buildpack", "docker://pid1-it.invalid/init:"+release.Version, "--pull-policy", "if-not-present", "--trust-extra-buildpacks")
+		bareNoPort := packBuild(t, "pid1-it/release-bare-no-port:latest", builderWithout,
+			"--buildpack", "from=builder", "--buildpack", "pid1-it.invalid/init:"+release.Version, "--pull-policy", "if-not-present", "--trust-extra-buildpacks")
 		// A tag no build pulled into the daemon.
 		never := createBuilder(t, "pid1-it/builder-release-never", t.TempDir(), settings.Root,
 			sampleBuilderTOML("[[buildpacks]]\n  uri = \""+release.Repository+":latest\"\n", true), "--pull-policy", "never")
@@ -246,6 +248,7 @@ func testRelease(t *testing.T, context spec.G, it spec.S) {
 			{"builder.toml uri docker://HOST:PORT/...", builderCreate, "unsupported protocol 'docker' in URI '" + docker + "'"},
 			{"--buildpack docker://HOST:PORT/...", buildpackFlag, "unsupported protocol 'docker' in URI '" + docker + "'"},
 			{"--buildpack docker://HOST/... (no port): parsed, then fetched", noPort, "extracting from registry 'docker://pid1-it.invalid/init:" + release.Version + "'"},
+			{"--buildpack HOST/... (no port, no scheme): parsed, then fetched", bareNoPort, "extracting from registry 'pid1-it.invalid/init:" + release.Version + "'"},
 			{"pack builder create --pull-policy never", never, "image '" + release.Repository + ":latest' does not exist on the daemon: not found"},
 		} {
 			t.Logf("%s: exit %d: %s", c.what, c.r.ExitCode, lastLine(c.r.Output))
