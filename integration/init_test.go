@@ -68,6 +68,7 @@ func TestIntegration(t *testing.T) {
 	suite("WaysOfUse", testWaysOfUse)
 	suite("README", testReadme)
 	suite("Release", testRelease)
+	suite("RegistryScript", testRegistryScript)
 	suite.Run(t)
 }
 

@@ -8,12 +8,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/sclevine/spec"
 )
 
 // registryAddr is the local registry's HOST:PORT (scripts/registry.sh, .tools/env).
@@ -184,4 +191,69 @@ func readLayer(t *testing.T, blob []byte, c *platformContent) {
 			}
 		}
 	}
+}
+
+// freeAddr returns a loopback address with a port nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// testRegistryScript checks scripts/registry.sh on addresses of its own, away from the local
+// registry the other tests use.
+func testRegistryScript(t *testing.T, context spec.G, it spec.S) {
+	var (
+		Expect     = NewWithT(t).Expect
+		Eventually = NewWithT(t).Eventually
+	)
+
+	script := func(addr, state, command string) result {
+		env := []string{"PID1_REGISTRY=" + addr, "PID1_REGISTRY_STATE=" + state, "PID1_REGISTRY_LOG=" + filepath.Join(state, "log")}
+		return run(t, time.Minute, env, filepath.Join(settings.Root, "scripts", "registry.sh"), command)
+	}
+
+	it("starts a registry that answers on the loopback address, and stops it by the pid it recorded", func() {
+		addr, state := freeAddr(t), t.TempDir()
+		start := script(addr, state, "start")
+		t.Cleanup(func() { script(addr, state, "stop") })
+		Expect(start.ExitCode).To(Equal(0), start.Output)
+		Expect(script(addr, state, "status").ExitCode).To(Equal(0))
+		config, err := os.ReadFile(filepath.Join(state, "config.yml"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(config)).To(ContainSubstring("addr: " + addr))
+		Expect(string(config)).To(ContainSubstring("rootdirectory: " + filepath.Join(state, "data")))
+
+		stop := script(addr, state, "stop")
+		Expect(stop.ExitCode).To(Equal(0), stop.Output)
+		status := script(addr, state, "status")
+		Expect(status.ExitCode).To(Equal(1))
+		Expect(status.Output).To(ContainSubstring("no registry answers on http://" + addr + "/v2/"))
+	})
+
+	it("does not stop a registry it did not start", func() {
+		addr, state := freeAddr(t), t.TempDir()
+		config := filepath.Join(state, "other.yml")
+		Expect(os.WriteFile(config, []byte("version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: "+state+"/other\nhttp:\n  addr: "+addr+"\n"), 0o644)).To(Succeed())
+		other := exec.Command("docker-registry", "serve", config)
+		Expect(other.Start()).To(Succeed())
+		t.Cleanup(func() { _ = other.Process.Kill(); _ = other.Wait() })
+		Eventually(func() error { _, err := http.Get("http://" + addr + "/v2/"); return err }, 10*time.Second, 100*time.Millisecond).Should(Succeed())
+
+		stop := script(addr, state, "stop")
+		t.Logf("scripts/registry.sh stop: exit %d: %s", stop.ExitCode, strings.TrimSpace(stop.Output))
+		Expect(stop.ExitCode).To(Equal(1))
+		Expect(stop.Output).To(ContainSubstring("was not started by scripts/registry.sh"))
+		Expect(other.Process.Signal(syscall.Signal(0))).To(Succeed(), "the other registry still runs")
+	})
+
+	it("refuses an address off the loopback", func() {
+		r := script("0.0.0.0:5311", t.TempDir(), "start")
+		Expect(r.ExitCode).To(Equal(1))
+		Expect(r.Output).To(ContainSubstring("PID1_REGISTRY=0.0.0.0:5311: expected 127.x.x.x:PORT or localhost:PORT"))
+	})
 }
