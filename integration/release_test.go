@@ -108,6 +108,12 @@ func testRelease(t *testing.T, context spec.G, it spec.S) {
 			Expect(registryDigest(t, release.Repository, tag)).To(Equal(release.Digest), "tag %s", tag)
 		}
 
+		// Nothing in buildpack.toml that pack buildpack package warns about.
+		packageLog, err := os.ReadFile(filepath.Join(settings.Root, "build", "publish-package.log"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(packageLog)).To(ContainSubstring("Successfully created package"))
+		Expect(strings.ToLower(string(packageLog))).NotTo(ContainSubstring("warn"))
+
 		want := map[string]elf.Machine{"linux/amd64": elf.EM_X86_64, "linux/arm64": elf.EM_AARCH64}
 		platforms := publishedPlatforms(t, release.Repository, release.Version)
 		Expect(platforms).To(HaveLen(2))
