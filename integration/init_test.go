@@ -69,6 +69,7 @@ func TestIntegration(t *testing.T) {
 	suite("SystemBuilder", testSystemBuilder)
 	suite("LifecycleMatrix", testLifecycleMatrix)
 	suite("Audit", testAudit)
+	suite("BuilderOwnersReadme", testReadme)
 	suite.Run(t)
 }
 
