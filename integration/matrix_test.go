@@ -72,11 +72,7 @@ func testLifecycleMatrix(t *testing.T, context spec.G, it spec.S) {
 				image := "pid1-it/matrix-appended-" + m.Lifecycle + ":latest"
 				r := mustPackBuild(t, image, m.Builder, "--trust-extra-buildpacks", "--buildpack", "from=builder",
 					"--buildpack", filepath.Join(settings.Root, "build", "init-buildpack.cnb"))
-				ids := buildpackIDs(t, image)
-				Expect(ids[len(ids)-1]).To(Equal(initBuildpackID), r.Output)
-				for typ, p := range processesByType(t, image) {
-					Expect(p.Command[0]).To(Equal(initPath), typ)
-				}
+				expectEveryTypeWrapped(t, image, r.Output)
 			})
 		})
 	}

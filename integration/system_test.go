@@ -33,19 +33,6 @@ func testSystemBuilder(t *testing.T, context spec.G, it spec.S) {
 
 	appProcesses := func() string { return filepath.Join(settings.Root, "integration", ".work", "app-processes") }
 
-	// expectAllWrapped checks that the init ran last and that every process type of image
-	// starts through it.
-	expectAllWrapped := func(image string, output string) {
-		t.Helper()
-		ids := buildpackIDs(t, image)
-		Expect(ids).NotTo(BeEmpty())
-		Expect(ids[len(ids)-1]).To(Equal(initBuildpackID), "the init buildpack ran last: %v\n%s", ids, output)
-		types := processesByType(t, image)
-		Expect(types).NotTo(BeEmpty())
-		for typ, p := range types {
-			Expect(p.Command[0]).To(Equal(initPath), "%s in %s", typ, image)
-		}
-	}
 	expectNoneWrapped := func(image string) {
 		t.Helper()
 		Expect(processesByType(t, image)).To(Equal(processesByType(t, settings.Without)))
@@ -56,7 +43,7 @@ func testSystemBuilder(t *testing.T, context spec.G, it spec.S) {
 		// Group 1: samples/legacy and samples/processes (the default app has legacy-processes).
 		image := "pid1-it/sys-group1:latest"
 		r := mustPackBuild(t, image, builderSystem)
-		expectAllWrapped(image, r.Output)
+		expectEveryTypeWrapped(t, image, r.Output)
 		Expect(buildpackIDs(t, image)).To(Equal([]string{"samples/legacy", "samples/processes", initBuildpackID}))
 		before, after := processesByType(t, settings.Without), processesByType(t, image)
 		Expect(after).To(HaveLen(len(before)))
@@ -68,7 +55,7 @@ func testSystemBuilder(t *testing.T, context spec.G, it spec.S) {
 		// Group 2: samples/processes alone, which declares six process types.
 		image = "pid1-it/sys-group2:latest"
 		r = mustPackBuild(t, image, builderSystem, "--path", appProcesses())
-		expectAllWrapped(image, r.Output)
+		expectEveryTypeWrapped(t, image, r.Output)
 		Expect(buildpackIDs(t, image)).To(Equal([]string{"samples/processes", initBuildpackID}))
 		Expect(processesByType(t, image)).To(HaveLen(6))
 		Expect(pid1Cmdline(t, image)).To(HavePrefix(initPath + " -- /workspace/bin/sample-app serve --name web"))
@@ -81,7 +68,7 @@ func testSystemBuilder(t *testing.T, context spec.G, it spec.S) {
 		image := "pid1-it/sys-disable-flag:latest"
 		r := mustPackBuild(t, image, builderSystem, "--disable-system-buildpacks", "-v")
 		Expect(r.Output).To(ContainSubstring("Appending 1 system buildpack(s) to group"))
-		expectAllWrapped(image, r.Output)
+		expectEveryTypeWrapped(t, image, r.Output)
 	})
 
 	it("passes with BP_INIT_ENABLED=false and leaves every type unwrapped, saying so in one line without -v", func() {
@@ -109,7 +96,7 @@ func testSystemBuilder(t *testing.T, context spec.G, it spec.S) {
 		image := "pid1-it/sys-locked:latest"
 		r := mustPackBuild(t, image, builderSystemLocked, "--env", "BP_INIT_ENABLED=false")
 		Expect(r.Output).NotTo(ContainSubstring(disabledLine))
-		expectAllWrapped(image, r.Output)
+		expectEveryTypeWrapped(t, image, r.Output)
 		Expect(pid1Cmdline(t, image)).To(HavePrefix(initPath + " -- "))
 	})
 
@@ -168,14 +155,14 @@ func testSystemBuilder(t *testing.T, context spec.G, it spec.S) {
 					continue
 				}
 				Expect(r.ExitCode).To(Equal(0), "%s\n%s", w.name, r.Output)
-				expectAllWrapped(image, r.Output)
+				expectEveryTypeWrapped(t, image, r.Output)
 			}
 		})
 
 		it("runs the init with --disable-system-buildpacks --buildpack DIR, since the builder's /cnb/system.toml stays", func() {
 			image := "pid1-it/sys-own-order-disabled:latest"
 			r := mustPackBuild(t, image, builderSystem, "--trust-extra-buildpacks", "--disable-system-buildpacks", "--buildpack", processesDir())
-			expectAllWrapped(image, r.Output)
+			expectEveryTypeWrapped(t, image, r.Output)
 		})
 	})
 
@@ -198,4 +185,20 @@ func firstOf(p process) string {
 		return "/bin/bash"
 	}
 	return p.Command[0]
+}
+
+// expectEveryTypeWrapped checks that the init buildpack ran last in the build of image and that
+// every process type of image starts through the init; output is the build's, for the failure
+// message.
+func expectEveryTypeWrapped(t *testing.T, image, output string) {
+	t.Helper()
+	Expect := NewWithT(t).Expect
+	ids := buildpackIDs(t, image)
+	Expect(ids).NotTo(BeEmpty())
+	Expect(ids[len(ids)-1]).To(Equal(initBuildpackID), "the init buildpack ran last: %v\n%s", ids, output)
+	types := processesByType(t, image)
+	Expect(types).NotTo(BeEmpty())
+	for typ, p := range types {
+		Expect(p.Command[0]).To(Equal(initPath), "%s in %s", typ, image)
+	}
 }
