@@ -79,6 +79,25 @@ func testSystemBuilder(t *testing.T, context spec.G, it spec.S) {
 		expectNoneWrapped(image)
 	})
 
+	// Wherever the init is a required member of the group, not only as a system buildpack.
+	it("passes with BP_INIT_ENABLED=false where the init is appended with --buildpack or project.toml", func() {
+		initCNB := filepath.Join(settings.Root, "build", "init-buildpack.cnb")
+		app := t.TempDir()
+		Expect(os.CopyFS(app, os.DirFS(settings.App))).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(app, "project.toml"), []byte("[_]\nschema-version = \"0.2\"\n\n"+
+			"[[io.buildpacks.post.group]]\n  uri = \""+initCNB+"\"\n"), 0o644)).To(Succeed())
+		for way, args := range map[string][]string{
+			"--buildpack": {"--buildpack", "from=builder", "--buildpack", initCNB},
+			"project.toml [[io.buildpacks.post.group]]": {"--path", app},
+		} {
+			image := "pid1-it/sys-disabled-appended:latest"
+			r := mustPackBuild(t, image, builderWithout, append([]string{"--trust-extra-buildpacks", "--env", "BP_INIT_ENABLED=false"}, args...)...)
+			Expect(r.Output).To(ContainSubstring(disabledLine), way)
+			Expect(buildpackIDs(t, image)).To(ContainElement(initBuildpackID), "%s: the init passed detection", way)
+			Expect(processesByType(t, image)).To(Equal(processesByType(t, settings.Without)), way)
+		}
+	})
+
 	it("fails on a bad BP_INIT_ENABLED, naming it; detection's warning shows only with -v", func() {
 		const buildError = `invalid BP_INIT_ENABLED "maybe": expected true or false`
 		const detectWarning = buildError + ": the build will fail"
