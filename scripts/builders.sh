@@ -112,7 +112,8 @@ write_example_toml() {
   grep -q "uri = \"${lifecycle}\"" "${file}" || die "${file}: could not set the lifecycle to ${lifecycle}"
 }
 
-# create_builder NAME CONFIG: pack builder create NAME from CONFIG; the log goes next to CONFIG.
+# create_builder NAME CONFIG: pack builder create NAME from CONFIG; pack's output goes to
+# integration/.work/builder-<tag>.log.
 create_builder() {
   local name="$1" toml="$2" log_file
   log_file="${WORK}/builder-${name##*:}.log"
@@ -147,12 +148,16 @@ make_builder() {
   create_builder "pid1-buildpacks/builder:${variant}" "${WORK}/builder-${variant}.toml"
 }
 
-# The system builders need the init at build/init-buildpack.cnb, where examples/builder.toml
-# names it.
-make_system_builders() {
+# require_example_cnb: the builders made from examples/ take the init from
+# build/init-buildpack.cnb, where those files name it.
+require_example_cnb() {
   [[ "${CNB}" == "${ROOT}/build/init-buildpack.cnb" ]] ||
-    die "examples/builder.toml names build/init-buildpack.cnb; PID1_BUILDPACK_CNB=${CNB} cannot be used for the system builders"
+    die "examples/*.toml name build/init-buildpack.cnb; PID1_BUILDPACK_CNB=${CNB} cannot be used for the builders made from them"
   require_cnb
+}
+
+make_system_builders() {
+  require_example_cnb
   if [[ "$1" == system ]]; then
     create_builder pid1-buildpacks/builder:system "${EXAMPLE}"
     return
@@ -166,9 +171,7 @@ make_system_builders() {
 # make_matrix: examples/builder-last-in-every-group.toml (lifecycle 0.20.12) as it is, and the
 # same on each other older lifecycle of integration/lifecycles.
 make_matrix() {
-  [[ "${CNB}" == "${ROOT}/build/init-buildpack.cnb" ]] ||
-    die "${EXAMPLE_LAST#"${ROOT}/"} names build/init-buildpack.cnb; PID1_BUILDPACK_CNB=${CNB} cannot be used for the matrix builders"
-  require_cnb
+  require_example_cnb
   local module version
   for module in "${ROOT}"/integration/lifecycles/v*/; do
     module="${module%/}"
