@@ -117,6 +117,17 @@ func testSystemBuilder(t *testing.T, context spec.G, it spec.S) {
 		Expect(r.Output).NotTo(ContainSubstring(disabledLine))
 		expectEveryTypeWrapped(t, image, r.Output)
 		Expect(pid1Cmdline(t, image)).To(HavePrefix(initPath + " -- "))
+
+		// The same in project.toml.
+		app := t.TempDir()
+		Expect(os.CopyFS(app, os.DirFS(settings.App))).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(app, "project.toml"), []byte("[_]\nschema-version = \"0.2\"\n\n"+
+			"[[io.buildpacks.build.env]]\n  name = \"BP_INIT_ENABLED\"\n  value = \"false\"\n"), 0o644)).To(Succeed())
+		r = mustPackBuild(t, image, builderSystem, "--path", app)
+		Expect(r.Output).To(ContainSubstring(disabledLine), "project.toml's BP_INIT_ENABLED=false opts out without the lock")
+		r = mustPackBuild(t, image, builderSystemLocked, "--path", app)
+		Expect(r.Output).NotTo(ContainSubstring(disabledLine))
+		expectEveryTypeWrapped(t, image, r.Output)
 	})
 
 	// What an app developer can do on a system builder with pack v0.40.0: pack checks each
