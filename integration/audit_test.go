@@ -24,17 +24,19 @@ func testAudit(t *testing.T, context spec.G, it spec.S) {
 		return strings.Split(strings.TrimSpace(r.Stdout), "\n")
 	}
 
-	it("says which builders cover every image, and why each other one does not", func() {
+	it("says which builders cover every image, whether app developers can opt out, and why each other one does not", func() {
+		const optOut = "app developers can opt out with BP_INIT_ENABLED=false"
 		type tc struct {
 			builder  string
 			exit     int
 			expected []string
 		}
 		for _, c := range []tc{
-			{builder: builderSystem, exit: 0, expected: []string{builderSystem + ": covered: [system.post] appends pid1-buildpacks/init@0.1.0 to every order group; lifecycle 0.21.11, Platform API 0.15"}},
-			{builder: builderSystemLocked, exit: 0, expected: []string{builderSystemLocked + ": covered: [system.post] appends pid1-buildpacks/init@0.1.0 to every order group; lifecycle 0.21.11, Platform API 0.15"}},
-			{builder: builderWith, exit: 0, expected: []string{builderWith + ": covered: pid1-buildpacks/init is the last buildpack of every order group (2); lifecycle 0.21.11, Platform API 0.15"}},
-			{builder: matrixBuilders[0].Builder, exit: 0, expected: []string{matrixBuilders[0].Builder + ": covered: pid1-buildpacks/init is the last buildpack of every order group (2); lifecycle 0.18.5, Platform API 0.12"}},
+			{builder: builderSystem, exit: 0, expected: []string{builderSystem + ": covered: [system.post] appends pid1-buildpacks/init@0.1.0 to every order group; lifecycle 0.21.11, Platform API 0.15; " + optOut}},
+			{builder: builderSystemLocked, exit: 0, expected: []string{builderSystemLocked + ": covered: [system.post] appends pid1-buildpacks/init@0.1.0 to every order group; lifecycle 0.21.11, Platform API 0.15; " +
+				"BP_INIT_ENABLED=false is ignored (/cnb/build-config/env/BP_INIT_ENABLED.override)"}},
+			{builder: builderWith, exit: 0, expected: []string{builderWith + ": covered: pid1-buildpacks/init is the last buildpack of every order group (2); lifecycle 0.21.11, Platform API 0.15; " + optOut}},
+			{builder: matrixBuilders[0].Builder, exit: 0, expected: []string{matrixBuilders[0].Builder + ": covered: pid1-buildpacks/init is the last buildpack of every order group (2); lifecycle 0.18.5, Platform API 0.12; " + optOut}},
 			{builder: builderWithout, exit: 1, expected: []string{
 				builderWithout + ": order group 1 (samples/legacy, samples/processes): pid1-buildpacks/init is not in it",
 				builderWithout + ": order group 2 (samples/processes): pid1-buildpacks/init is not in it"}},

@@ -10,7 +10,9 @@ import (
 // Builder audits a builder image: every image it makes starts through the init when the init
 // buildpack is the last of [system.post] and the builder's lifecycle honours system buildpacks
 // (Platform API 0.15 or newer), or when the init buildpack is the last member of every order
-// group. Each group that is not covered is a problem, with the reason. An error means bad input:
+// group. Each group that is not covered is a problem, with the reason. A covered builder's
+// build-config environment (every layer is read) says whether app developers can opt out with
+// BP_INIT_ENABLED=false, or turns the init off, which is a problem. An error means bad input:
 // the image is not a builder, or its labels cannot be read.
 func Builder(ref string, img v1.Image) (Report, error) {
 	r := Report{Kind: "builder", Ref: ref}
@@ -62,6 +64,20 @@ func Builder(ref string, img v1.Image) (Report, error) {
 		if r.Covered {
 			r.Summary = fmt.Sprintf("%s is the last buildpack of every order group (%d); lifecycle %s, Platform API %s",
 				InitBuildpackID, len(r.Groups), r.Lifecycle, r.PlatformAPI)
+		}
+	}
+	if r.Covered {
+		setting, err := builderEnabledSetting(img)
+		if err != nil {
+			return r, err
+		}
+		note, problem := auditEnabledSetting(setting)
+		if problem != "" {
+			r.Covered, r.Summary = false, ""
+			r.Problems = append(r.Problems, problem)
+		} else {
+			r.OptOut = note
+			r.Summary += "; " + note
 		}
 	}
 	if systemProblem != "" {

@@ -20,6 +20,7 @@ func testBuilder(t *testing.T, context spec.G, it spec.S) {
 		systemPost   = `{"pre":{"buildpacks":[]},"post":{"buildpacks":[{"id":"pid1-buildpacks/init","version":"0.1.0"}]}}`
 		systemPre    = `{"pre":{"buildpacks":[{"id":"pid1-buildpacks/init","version":"0.1.0"}]},"post":{"buildpacks":[]}}`
 		systemBefore = `{"post":{"buildpacks":[{"id":"pid1-buildpacks/init","version":"0.1.0"},{"id":"other/post","version":"1.0.0"}]}}`
+		optOut       = "app developers can opt out with BP_INIT_ENABLED=false"
 	)
 
 	type tc struct {
@@ -32,11 +33,11 @@ func testBuilder(t *testing.T, context spec.G, it spec.S) {
 	}
 	for _, c := range []tc{
 		{name: "the init last in every group", labels: builderLabels("0.21.11", "0.15", initLast, ""), covered: true,
-			summary: "pid1-buildpacks/init is the last buildpack of every order group (2); lifecycle 0.21.11, Platform API 0.15"},
+			summary: "pid1-buildpacks/init is the last buildpack of every order group (2); lifecycle 0.21.11, Platform API 0.15; " + optOut},
 		{name: "the init last in every group on lifecycle 0.18", labels: builderLabels("0.18.5", "0.12", initLast, ""), covered: true,
-			summary: "pid1-buildpacks/init is the last buildpack of every order group (2); lifecycle 0.18.5, Platform API 0.12"},
+			summary: "pid1-buildpacks/init is the last buildpack of every order group (2); lifecycle 0.18.5, Platform API 0.12; " + optOut},
 		{name: "[system.post] on a lifecycle with Platform API 0.15", labels: builderLabels("0.21.11", "0.15", noInit, systemPost), covered: true,
-			summary: "[system.post] appends pid1-buildpacks/init@0.1.0 to every order group; lifecycle 0.21.11, Platform API 0.15"},
+			summary: "[system.post] appends pid1-buildpacks/init@0.1.0 to every order group; lifecycle 0.21.11, Platform API 0.15; " + optOut},
 		{name: "no init anywhere", labels: builderLabels("0.21.11", "0.15", noInit, ""), problems: []string{
 			"order group 1 (samples/legacy, samples/processes): pid1-buildpacks/init is not in it",
 			"order group 2 (samples/processes): pid1-buildpacks/init is not in it"}},
@@ -49,7 +50,7 @@ func testBuilder(t *testing.T, context spec.G, it spec.S) {
 			"order group 1 (samples/legacy, samples/processes): pid1-buildpacks/init is not in it",
 			"order group 2 (samples/processes): pid1-buildpacks/init is not in it"}},
 		{name: "[system.post] on lifecycle 0.20 with the init also last in every group", labels: builderLabels("0.20.12", "0.14", initLast, systemPost), covered: true,
-			summary:  "pid1-buildpacks/init is the last buildpack of every order group (2); lifecycle 0.20.12, Platform API 0.14",
+			summary:  "pid1-buildpacks/init is the last buildpack of every order group (2); lifecycle 0.20.12, Platform API 0.14; " + optOut,
 			warnings: []string{"[system.post] lists pid1-buildpacks/init@0.1.0, but lifecycle 0.20.12 supports Platform API 0.14 at most: system buildpacks need Platform API 0.15 (lifecycle 0.21 or newer), and this lifecycle ignores them without a word"}},
 		{name: "the init in [system.pre]", labels: builderLabels("0.21.11", "0.15", `[{"group":[{"id":"samples/processes"}]}]`, systemPre), problems: []string{
 			"[system.pre] lists pid1-buildpacks/init: it runs before the app's buildpacks and wraps none of their process types; list it in [system.post]",
@@ -67,6 +68,45 @@ func testBuilder(t *testing.T, context spec.G, it spec.S) {
 			Expect(r.Summary).To(Equal(c.summary))
 			Expect(r.Problems).To(Equal(c.problems))
 			Expect(r.Warnings).To(Equal(c.warnings))
+		})
+	}
+
+	// The build-config environment pack writes for [[build.env]], in a layer of the builder.
+	type lock struct {
+		name     string
+		layers   []map[string]string
+		covered  bool
+		optOut   string
+		problems []string
+	}
+	for _, c := range []lock{
+		{name: "the override lock", covered: true, optOut: "BP_INIT_ENABLED=false is ignored (/cnb/build-config/env/BP_INIT_ENABLED.override)",
+			layers: []map[string]string{{"cnb/build-config/env/BP_INIT_ENABLED.override": "true"}}},
+		{name: "the override lock under a later default", covered: true, optOut: "BP_INIT_ENABLED=false is ignored (/cnb/build-config/env/BP_INIT_ENABLED.override)",
+			layers: []map[string]string{{"/cnb/build-config/env/BP_INIT_ENABLED.override": "TRUE\n"}, {"cnb/build-config/env/BP_INIT_ENABLED.default": "false"}}},
+		{name: "a default of true, which app developers can change", covered: true,
+			optOut: "app developers can opt out with BP_INIT_ENABLED=false (/cnb/build-config/env/BP_INIT_ENABLED is a default)",
+			layers: []map[string]string{{"cnb/build-config/env/BP_INIT_ENABLED": "true"}}},
+		{name: "another variable only", covered: true, optOut: optOut,
+			layers: []map[string]string{{"cnb/build-config/env/BP_INIT_PROCESS_TYPES.override": "web", "cnb/build-config/env/BP_INIT_ENABLED.append": "false"}}},
+		{name: "an override of false", layers: []map[string]string{{"cnb/build-config/env/BP_INIT_ENABLED.override": "false"}},
+			problems: []string{"/cnb/build-config/env/BP_INIT_ENABLED.override sets BP_INIT_ENABLED=false for every build: no image is wrapped"}},
+		{name: "a default of false", layers: []map[string]string{{"cnb/build-config/env/BP_INIT_ENABLED.default": "false"}},
+			problems: []string{"/cnb/build-config/env/BP_INIT_ENABLED.default sets BP_INIT_ENABLED=false unless the app developer sets it: images are not wrapped by default"}},
+		{name: "a bad value", layers: []map[string]string{{"cnb/build-config/env/BP_INIT_ENABLED.override": "yes"}},
+			problems: []string{`/cnb/build-config/env/BP_INIT_ENABLED.override sets BP_INIT_ENABLED="yes", which is not true or false: every build fails`}},
+	} {
+		c := c
+		it("reads the build-config environment: "+c.name, func() {
+			img := withLayers(t, syntheticImage(t, builderLabels("0.21.11", "0.15", noInit, systemPost)), c.layers...)
+			r, err := audit.Builder("b", img)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.Covered).To(Equal(c.covered))
+			Expect(r.OptOut).To(Equal(c.optOut))
+			Expect(r.Problems).To(Equal(c.problems))
+			if c.covered {
+				Expect(r.Summary).To(HaveSuffix("; " + c.optOut))
+			}
 		})
 	}
 

@@ -73,7 +73,7 @@ func testMain(t *testing.T, context spec.G, it spec.S) {
 	}
 	for _, c := range []tc{
 		{args: []string{"builder", "b/covered"}, code: 0,
-			stdout: "b/covered: covered: pid1-buildpacks/init is the last buildpack of every order group (1); lifecycle 0.21.11, Platform API 0.15\n"},
+			stdout: "b/covered: covered: pid1-buildpacks/init is the last buildpack of every order group (1); lifecycle 0.21.11, Platform API 0.15; app developers can opt out with BP_INIT_ENABLED=false\n"},
 		{args: []string{"builder", "b/not-covered"}, code: 1,
 			stdout: "b/not-covered: order group 1 (samples/processes): pid1-buildpacks/init is not in it\n"},
 		{args: []string{"image", "i/bare"}, code: 1, stdout: "i/bare: process type web starts app, not an init\n"},
@@ -84,7 +84,7 @@ func testMain(t *testing.T, context spec.G, it spec.S) {
 		{args: []string{"builder", "no/such"}, code: 2,
 			stderr: "audit builder: unable to read image no/such from the Docker daemon: no such image\n"},
 		{args: []string{"builder", "--registry", "HOST/b/covered"}, code: 0,
-			stdout: "HOST/b/covered: covered: pid1-buildpacks/init is the last buildpack of every order group (1); lifecycle 0.21.11, Platform API 0.15\n"},
+			stdout: "HOST/b/covered: covered: pid1-buildpacks/init is the last buildpack of every order group (1); lifecycle 0.21.11, Platform API 0.15; app developers can opt out with BP_INIT_ENABLED=false\n"},
 		{args: []string{"image", "--registry", "HOST/i/bare"}, code: 1,
 			stdout: "HOST/i/bare: process type web starts app, not an init\n"},
 	} {

@@ -3,6 +3,7 @@ package audit_test
 import (
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/crane"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -42,4 +43,23 @@ func builderLabels(lifecycle, platform, order, system string) map[string]string 
 		labels["io.buildpacks.buildpack.system"] = system
 	}
 	return labels
+}
+
+// withLayers appends to img one layer per map of file paths to contents.
+func withLayers(t *testing.T, img v1.Image, layers ...map[string]string) v1.Image {
+	t.Helper()
+	for _, files := range layers {
+		contents := map[string][]byte{}
+		for name, content := range files {
+			contents[name] = []byte(content)
+		}
+		layer, err := crane.Layer(contents)
+		if err != nil {
+			t.Fatalf("unable to make a layer: %v", err)
+		}
+		if img, err = mutate.AppendLayers(img, layer); err != nil {
+			t.Fatalf("unable to append a layer: %v", err)
+		}
+	}
+	return img
 }

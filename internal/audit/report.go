@@ -27,6 +27,9 @@ type Report struct {
 	Lifecycle   string        `json:"lifecycle,omitempty"`
 	PlatformAPI string        `json:"platformAPI,omitempty"`
 	Groups      []GroupReport `json:"groups,omitempty"`
+	// OptOut says whether app developers can opt out with BP_INIT_ENABLED=false, for a covered
+	// builder.
+	OptOut string `json:"optOut,omitempty"`
 
 	Processes []ProcessReport `json:"processes,omitempty"`
 }
