@@ -13,10 +13,10 @@ import (
 func testConfiguration(t *testing.T, context spec.G, it spec.S) {
 	var Expect = NewWithT(t).Expect
 
-	it("leaves the image alone with BP_INIT_ENABLED=false", func() {
+	it("leaves the image alone with BP_INIT_ENABLED=false, saying so in the build log", func() {
 		image := "pid1-it/disabled:latest"
 		r := mustPackBuild(t, image, builderWith, "--env", "BP_INIT_ENABLED=false")
-		Expect(buildpackIDs(t, image)).NotTo(ContainElement(initBuildpackID), r.Output)
+		Expect(r.Output).To(ContainSubstring(disabledLine))
 		Expect(processesByType(t, image)).To(Equal(processesByType(t, settings.Without)))
 		Expect(pid1Cmdline(t, image)).To(HavePrefix("/workspace/bin/sample-app serve"))
 	})

@@ -69,6 +69,10 @@ func TestIntegration(t *testing.T) {
 	suite("README", testReadme)
 	suite("Release", testRelease)
 	suite("RegistryScript", testRegistryScript)
+	suite("SystemBuilder", testSystemBuilder)
+	suite("LifecycleMatrix", testLifecycleMatrix)
+	suite("Audit", testAudit)
+	suite("BuilderOwnersReadme", testBuilderOwnersReadme)
 	suite.Run(t)
 }
 
@@ -95,12 +99,13 @@ func requirePrerequisites(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(settings.App, "bin", "sample-app")); err != nil {
 		fail("the sample app: %v (scripts/builders.sh app)", err)
 	}
-	for _, image := range []string{builderWith, builderWithout, "pid1-buildpacks/run:busybox"} {
+	for _, image := range []string{builderWith, builderWithout, builderSystem, builderSystemLocked, builderSystem020,
+		matrixBuilders[0].Builder, matrixBuilders[1].Builder, "pid1-buildpacks/run:busybox"} {
 		if err := exec.Command("docker", "image", "inspect", image).Run(); err != nil {
 			fail("image %s is not in the daemon (scripts/images.sh, scripts/builders.sh)", image)
 		}
 	}
-	for _, path := range []string{"build/init-buildpack.cnb", "bin/init", "bin/build", "bin/detect"} {
+	for _, path := range []string{"build/init-buildpack.cnb", "bin/init", "bin/build", "bin/detect", "bin/audit"} {
 		if _, err := os.Stat(filepath.Join(settings.Root, path)); err != nil {
 			fail("%s: %v (scripts/package.sh builds it)", path, err)
 		}

@@ -7,6 +7,8 @@
 #                                         root is itself a buildpack (pack build --buildpack .)
 #   build/buildpack/                      buildpack.toml and bin/ only: a small buildpack directory
 #                                         for pack build --buildpack build/buildpack
+#   bin/audit                             the audit for builder owners and platforms (cmd/audit),
+#                                         for this machine: a tool, not part of the buildpack
 #
 # Usage: scripts/build.sh [--target linux/<arch>]...   (default: linux/amd64 and linux/arm64)
 set -Eeuo pipefail
@@ -61,6 +63,9 @@ fi
 mkdir -p bin
 cp "linux/${host_arch}/bin/detect" "linux/${host_arch}/bin/build" "linux/${host_arch}/bin/init" bin/
 echo "Copied linux/${host_arch}/bin to bin/ (the repository root is a buildpack directory)"
+
+CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags='-s -w' -o bin/audit ./cmd/audit
+echo "Built bin/audit"
 
 rm -rf build/buildpack
 mkdir -p build/buildpack/bin

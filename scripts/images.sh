@@ -3,8 +3,9 @@
 #   - a build image and a run image: `docker import` of a busybox-static root file system with
 #     a non-root CNB user, plus /bin/bash (Debian's bash-static) because the launcher runs
 #     Buildpack API 0.8 shell processes with bash and busybox has no bash applet;
-#   - the lifecycle tarball `pack builder create` takes: lifecycle.toml at its root and a
-#     lifecycle/ folder with the binaries scripts/setup.sh built.
+#   - the lifecycle tarballs `pack builder create` takes, one per lifecycle scripts/setup.sh built
+#     (.tools/lifecycle-v<version>.tgz; .tools/lifecycle.tgz is v0.21.11's): lifecycle.toml at
+#     its root, listing the APIs that version supports, and a lifecycle/ folder with the binaries.
 # Both are remade only when their inputs change (a hash of them is kept in a label / file name).
 #
 # Needs scripts/setup.sh to have run (it writes .tools/env).
@@ -82,18 +83,34 @@ import_image() {
   [[ -z "${old}" ]] || docker rmi "${old}" >/dev/null 2>&1 || true
 }
 
-# lifecycle_tarball: writes .tools/lifecycle-<version>-<hash>.tgz and prints its path.
+# lifecycle_apis MODULE_DIR KIND: the deprecated and supported KIND (Platform or Buildpack) APIs
+# of the lifecycle that MODULE_DIR's go.mod pins, as lifecycle.toml lines, read from its
+# api/apis.go.
+lifecycle_apis() {
+  local module="$1" kind="$2" dir line supported deprecated
+  dir="$(cd "${module}" && go list -m -f '{{.Dir}}' github.com/buildpacks/lifecycle)" ||
+    die "cannot find the lifecycle module of ${module}/go.mod (run scripts/setup.sh)"
+  line="$(sed -n "s/^[[:space:]]*${kind} = newApisMustParse(\(.*\))\$/\1/p" "${dir}/api/apis.go")"
+  [[ -n "${line}" ]] || die "cannot read the ${kind} APIs from ${dir}/api/apis.go"
+  supported="$(sed 's/^\[\]string{\(.*\)}, \[\]string{.*}$/\1/' <<<"${line}")"
+  deprecated="$(sed 's/^\[\]string{.*}, \[\]string{\(.*\)}$/\1/' <<<"${line}")"
+  printf '  deprecated = [%s]\n  supported = [%s]\n' "${deprecated}" "${supported}"
+}
+
+# lifecycle_tarball VERSION BIN_DIR MODULE_DIR: writes .tools/lifecycle-v<version>-<hash>.tgz from
+# the lifecycle and launcher in BIN_DIR, with a lifecycle.toml listing the APIs that version
+# supports, and links .tools/lifecycle-v<version>.tgz to it.
 lifecycle_tarball() {
-  local hash out stage
-  hash="$(cat "${PID1_TOOLS}/bin/lifecycle" "${PID1_TOOLS}/bin/launcher" | sha256sum | cut -c1-12)"
-  out="${PID1_TOOLS}/lifecycle-v${LIFECYCLE_VERSION}-${hash}.tgz"
+  local version="$1" bin="$2" module="$3" hash out stage
+  hash="$(cat "${bin}/lifecycle" "${bin}/launcher" "${BASH_SOURCE[0]}" | sha256sum | cut -c1-12)"
+  out="${PID1_TOOLS}/lifecycle-v${version}-${hash}.tgz"
   if [[ -s "${out}" ]]; then
-    log "lifecycle tarball: up to date"
+    log "lifecycle ${version} tarball: up to date"
   else
-    log "lifecycle tarball: writing ${out}"
+    log "lifecycle ${version} tarball: writing ${out}"
     stage="$(mktemp -d)"
     mkdir -p "${stage}/lifecycle"
-    cp "${PID1_TOOLS}/bin/lifecycle" "${PID1_TOOLS}/bin/launcher" "${stage}/lifecycle/"
+    cp "${bin}/lifecycle" "${bin}/launcher" "${stage}/lifecycle/"
     local phase
     for phase in detector restorer analyzer builder exporter creator rebaser extender; do
       ln -s lifecycle "${stage}/lifecycle/${phase}"
@@ -101,25 +118,23 @@ lifecycle_tarball() {
     cat >"${stage}/lifecycle.toml" <<EOF
 [apis]
 [apis.buildpack]
-  deprecated = []
-  supported = ["0.7", "0.8", "0.9", "0.10", "0.11", "0.12"]
+$(lifecycle_apis "${module}" Buildpack)
 [apis.platform]
-  deprecated = []
-  supported = ["0.7", "0.8", "0.9", "0.10", "0.11", "0.12", "0.13", "0.14", "0.15"]
+$(lifecycle_apis "${module}" Platform)
 
 [api]
   platform = "0.7"
   buildpack = "0.7"
 
 [lifecycle]
-  version = "${LIFECYCLE_VERSION}"
+  version = "${version}"
   sbom-formats = ["application/vnd.cyclonedx+json", "application/spdx+json", "application/vnd.syft+json"]
 EOF
     tar -C "${stage}" --owner=0 --group=0 --numeric-owner -czf "${out}.tmp" lifecycle.toml lifecycle
     mv "${out}.tmp" "${out}"
     rm -rf "${stage}"
   fi
-  ln -sf "$(basename "${out}")" "${PID1_TOOLS}/lifecycle.tgz"
+  ln -sf "$(basename "${out}")" "${PID1_TOOLS}/lifecycle-v${version}.tgz"
 }
 
 mkdir -p "${WORK}"
@@ -130,4 +145,11 @@ if [[ "$(docker image inspect --format '{{index .Config.Labels "io.pid1-buildpac
 fi
 import_image "${BUILD_IMAGE}" "${inputs}"
 import_image "${RUN_IMAGE}" "${inputs}"
-lifecycle_tarball
+lifecycle_tarball "${LIFECYCLE_VERSION}" "${PID1_TOOLS}/bin" "${ROOT}/integration"
+ln -sf "lifecycle-v${LIFECYCLE_VERSION}.tgz" "${PID1_TOOLS}/lifecycle.tgz"
+# The older lifecycles of the lifecycle matrix (scripts/setup.sh builds them).
+for module in "${ROOT}"/integration/lifecycles/v*/; do
+  module="${module%/}"
+  version="${module##*/v}"
+  lifecycle_tarball "${version}" "${PID1_TOOLS}/lifecycles/v${version}" "${module}"
+done

@@ -8,7 +8,9 @@
 #   2. a Docker daemon: dockerd is started when none answers, and waited for; the local registry
 #      (scripts/registry.sh start: docker-registry on 127.0.0.1:5311) likewise;
 #   3. pack v0.40.0 and lifecycle v0.21.11 (lifecycle + launcher), built from the Go module
-#      proxy as declared in integration/go.mod, into the git-ignored .tools/bin. Builds are
+#      proxy as declared in integration/go.mod, into the git-ignored .tools/bin; and the older
+#      lifecycles of the lifecycle matrix (v0.18.5, v0.20.12), each declared in its own module
+#      integration/lifecycles/v<version>/go.mod, into .tools/lifecycles/v<version>. Builds are
 #      cached machine-wide by version in $PID1_TOOLS_CACHE (default
 #      /var/cache/pid1-buildpacks), so another clone on the same machine (CI) reuses them;
 #   4. .tools/env, a file to source: PATH with .tools/bin first, DOCKER_API_VERSION set to the
@@ -86,39 +88,65 @@ start_docker() {
   die "Docker daemon did not answer within 60s; the integration tests and the demo need it"
 }
 
-# --- 3. pack and the lifecycle ----------------------------------------------------------
-# The cache key covers the versions, integration/go.sum (every dependency's hash) and the Go
-# toolchain, so a changed dependency or toolchain builds anew.
-build_tools() {
-  local key dir
-  key="$(cat "${ROOT}/integration/go.mod" "${ROOT}/integration/go.sum" <(go version) | sha256sum | cut -c1-16)"
-  dir="${CACHE}/tools/pack-${PACK_VERSION}_lifecycle-${LIFECYCLE_VERSION}_${key}"
-  mkdir -p "${dir}" "${TOOLS}/bin"
+# --- 3. pack and the lifecycles ---------------------------------------------------------
+# Each build is cached under a key that covers the versions, the go.mod and go.sum it is built
+# from (every dependency's hash) and the Go toolchain, so a changed dependency or toolchain
+# builds anew.
+cache_key() {
+  cat "$1/go.mod" "$1/go.sum" <(go version) | sha256sum | cut -c1-16
+}
 
-  local -A pkgs=(
-    [pack]="github.com/buildpacks/pack"
-    [lifecycle]="github.com/buildpacks/lifecycle/cmd/lifecycle"
-    [launcher]="github.com/buildpacks/lifecycle/cmd/launcher"
-  )
-  local -A ldflags=(
-    [pack]="-s -w -X github.com/buildpacks/pack/pkg/client.Version=${PACK_VERSION}"
-    [lifecycle]="-s -w -X github.com/buildpacks/lifecycle/cmd.Version=${LIFECYCLE_VERSION}"
-    [launcher]="-s -w -X github.com/buildpacks/lifecycle/cmd.Version=${LIFECYCLE_VERSION}"
-  )
-  local name
-  for name in pack lifecycle launcher; do
-    if [[ -x "${dir}/${name}" ]]; then
-      log "${name}: cached in ${dir}"
-    else
-      log "${name}: building ${pkgs[$name]} (about 90s on 2 cores)"
-      (cd "${ROOT}/integration" &&
-        CGO_ENABLED=0 GOFLAGS=-buildvcs=false timeout 1200 \
-          go build -trimpath -ldflags "${ldflags[$name]}" -o "${dir}/${name}.tmp" "${pkgs[$name]}") \
-        || die "building ${name} failed"
-      mv "${dir}/${name}.tmp" "${dir}/${name}"
-    fi
-    # A hard link when the cache shares the file system, a copy otherwise.
-    ln -f "${dir}/${name}" "${TOOLS}/bin/${name}" 2>/dev/null || cp -f "${dir}/${name}" "${TOOLS}/bin/${name}"
+# build_tool MODULE_DIR PACKAGE LDFLAGS OUT: builds PACKAGE, as MODULE_DIR's go.mod pins it,
+# into OUT unless OUT is already there.
+build_tool() {
+  local module="$1" pkg="$2" flags="$3" out="$4"
+  if [[ -x "${out}" ]]; then
+    log "$(basename "${out}"): cached in $(dirname "${out}")"
+    return
+  fi
+  log "$(basename "${out}"): building ${pkg} from ${module#"${ROOT}/"}/go.mod (about 90s on 2 cores)"
+  (cd "${module}" &&
+    CGO_ENABLED=0 GOFLAGS=-buildvcs=false timeout 1200 \
+      go build -trimpath -ldflags "${flags}" -o "${out}.tmp" "${pkg}") \
+    || die "building ${pkg} from ${module}/go.mod failed"
+  mv "${out}.tmp" "${out}"
+}
+
+# link_tool FROM TO: a hard link when the cache shares the file system, a copy otherwise.
+link_tool() {
+  mkdir -p "$(dirname "$2")"
+  ln -f "$1" "$2" 2>/dev/null || cp -f "$1" "$2"
+}
+
+# build_lifecycle VERSION MODULE_DIR CACHE_DIR DEST: lifecycle and launcher of VERSION, built in
+# CACHE_DIR, linked into DEST.
+build_lifecycle() {
+  local version="$1" module="$2" dir="$3" dest="$4" name
+  mkdir -p "${dir}"
+  for name in lifecycle launcher; do
+    build_tool "${module}" "github.com/buildpacks/lifecycle/cmd/${name}" \
+      "-s -w -X github.com/buildpacks/lifecycle/cmd.Version=${version}" "${dir}/${name}"
+    link_tool "${dir}/${name}" "${dest}/${name}"
+  done
+}
+
+build_tools() {
+  local dir
+  dir="${CACHE}/tools/pack-${PACK_VERSION}_lifecycle-${LIFECYCLE_VERSION}_$(cache_key "${ROOT}/integration")"
+  mkdir -p "${dir}" "${TOOLS}/bin"
+  build_tool "${ROOT}/integration" github.com/buildpacks/pack \
+    "-s -w -X github.com/buildpacks/pack/pkg/client.Version=${PACK_VERSION}" "${dir}/pack"
+  link_tool "${dir}/pack" "${TOOLS}/bin/pack"
+  build_lifecycle "${LIFECYCLE_VERSION}" "${ROOT}/integration" "${dir}" "${TOOLS}/bin"
+
+  # The older lifecycles of the integration tests' lifecycle matrix, each pinned by its own
+  # module in integration/lifecycles/v<version>.
+  local module version
+  for module in "${ROOT}"/integration/lifecycles/v*/; do
+    module="${module%/}"
+    version="${module##*/v}"
+    build_lifecycle "${version}" "${module}" \
+      "${CACHE}/tools/lifecycle-${version}_$(cache_key "${module}")" "${TOOLS}/lifecycles/v${version}"
   done
 }
 

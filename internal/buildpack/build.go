@@ -21,7 +21,9 @@ import (
 )
 
 // Build contributes the init launch layer and rewrites the process types of the earlier
-// buildpacks of the group so that each one starts through the init.
+// buildpacks of the group so that each one starts through the init. With BP_INIT_ENABLED=false it
+// contributes nothing and writes no process type, so that every type stays as the earlier
+// buildpacks defined it.
 type Build struct {
 	Logger log.Logger
 }
@@ -36,14 +38,14 @@ func (b Build) Build(context libcnb.BuildContext) (libcnb.BuildResult, error) {
 	if err != nil {
 		return result, err
 	}
-	cr.LogConfiguration(b.Logger)
 	cfg, err := config.Resolve(cr)
+	if err == nil && !cfg.Enabled {
+		b.Logger.Headerf("%s is false: no init contributed, every process type left as is", config.Enabled)
+		return result, nil
+	}
+	cr.LogConfiguration(b.Logger)
 	if err != nil {
 		return result, err
-	}
-	if !cfg.Enabled {
-		b.Logger.Headerf("%s is false: nothing to do", config.Enabled)
-		return result, nil
 	}
 
 	source, arch, err := initSource(context.Buildpack.Path, context.TargetInfo)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/BurntSushi/toml"
@@ -220,17 +221,27 @@ func testBuild(t *testing.T, context spec.G, it spec.S) {
 		Expect(out).To(ContainSubstring("Warning: pid1-buildpacks/init is not the last buildpack of the group: process types of z/late will not be wrapped"))
 	})
 
-	it("does nothing when BP_INIT_ENABLED is false", func() {
-		t.Setenv("BP_INIT_ENABLED", "false")
-		w.group([2]string{"a/one", "0.10"}, [2]string{ownID, "0.10"})
-		w.launch("a/one", "[[processes]]\ntype = \"web\"\ncommand = [\"w\"]\n")
+	it("contributes nothing and leaves every process type as is when BP_INIT_ENABLED is false, saying so in one line", func() {
+		for _, value := range []string{"false", " FALSE "} {
+			t.Setenv("BP_INIT_ENABLED", value)
+			w.group([2]string{"a/one", "0.10"}, [2]string{ownID, "0.10"})
+			w.launch("a/one", "[[processes]]\ntype = \"web\"\ncommand = [\"w\"]\n")
 
-		out, exit := w.build()
-		Expect(exit.err).NotTo(HaveOccurred())
-		Expect(out).To(ContainSubstring("BP_INIT_ENABLED is false: nothing to do"))
-		_, ok := w.processes()
-		Expect(ok).To(BeFalse())
-		Expect(filepath.Join(w.layersDir, "init")).NotTo(BeADirectory())
+			out, exit := w.build()
+			Expect(exit.err).NotTo(HaveOccurred())
+			var lines []string
+			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+				// Title prints the name and version, then the homepage.
+				if !strings.Contains(l, "PID 1 Init Buildpack") && !strings.Contains(l, "https://") {
+					lines = append(lines, strings.TrimSpace(l))
+				}
+			}
+			Expect(lines).To(Equal([]string{"BP_INIT_ENABLED is false: no init contributed, every process type left as is"}), value)
+			_, ok := w.processes()
+			Expect(ok).To(BeFalse(), "no launch.toml written")
+			Expect(filepath.Join(w.layersDir, "init")).NotTo(BeADirectory())
+			Expect(filepath.Join(w.layersDir, "init.toml")).NotTo(BeAnExistingFile())
+		}
 	})
 
 	it("uses the init built for the target architecture when it differs from the build's", func() {

@@ -11,12 +11,16 @@ import (
 	"github.com/pid1-buildpacks/init/internal/config"
 )
 
-// Detect passes for every application unless BP_INIT_ENABLED is false, so that the buildpack can
-// be listed last in every group. It requires and provides nothing.
+// Detect passes for every application, so that the buildpack can be listed last in every group
+// and appended to every group as a system buildpack. It requires and provides nothing.
 //
-// A configuration value that is not accepted passes detection too, so that build fails with the
-// error: the lifecycle skips an optional buildpack whose detection errors, and the image would be
-// exported unwrapped with the bad value unreported.
+// BP_INIT_ENABLED=false passes detection too: build then contributes nothing. Failing detection
+// would fail the whole build wherever the buildpack is a required member of the group (a system
+// buildpack, pack build --buildpack, project.toml).
+//
+// A configuration value that is not accepted passes detection as well, so that build fails with
+// the error: the lifecycle skips an optional buildpack whose detection errors, and the image
+// would be exported unwrapped with the bad value unreported.
 type Detect struct {
 	Logger log.Logger
 }
@@ -27,14 +31,8 @@ func (d Detect) Detect(context libcnb.DetectContext) (libcnb.DetectResult, error
 	if err != nil {
 		return libcnb.DetectResult{}, err
 	}
-	cfg, err := config.Resolve(cr)
-	if err != nil {
+	if _, err := config.Resolve(cr); err != nil {
 		d.Logger.Headerf("%s: the build will fail", err)
-		return libcnb.DetectResult{Pass: true}, nil
-	}
-	if !cfg.Enabled {
-		d.Logger.Headerf("SKIPPED: %s is false, processes will not be wrapped with an init", config.Enabled)
-		return libcnb.DetectResult{Pass: false}, nil
 	}
 	return libcnb.DetectResult{Pass: true}, nil
 }

@@ -1,0 +1,174 @@
+package audit_test
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"github.com/sclevine/spec"
+
+	"github.com/pid1-buildpacks/init/internal/audit"
+)
+
+func testBuilder(t *testing.T, context spec.G, it spec.S) {
+	Expect := NewWithT(t).Expect
+
+	const (
+		initLast     = `[{"group":[{"id":"samples/legacy","version":"0.0.1"},{"id":"samples/processes","version":"0.0.1"},{"id":"pid1-buildpacks/init","version":"0.1.0","optional":true}]},{"group":[{"id":"samples/processes","version":"0.0.1"},{"id":"pid1-buildpacks/init","version":"0.1.0","optional":true}]}]`
+		noInit       = `[{"group":[{"id":"samples/legacy","version":"0.0.1"},{"id":"samples/processes","version":"0.0.1"}]},{"group":[{"id":"samples/processes","version":"0.0.1"}]}]`
+		oneWithout   = `[{"group":[{"id":"samples/legacy"},{"id":"pid1-buildpacks/init"}]},{"group":[{"id":"samples/processes"}]}]`
+		initNotLast  = `[{"group":[{"id":"pid1-buildpacks/init"},{"id":"samples/processes","version":"0.0.1"}]}]`
+		systemPost   = `{"pre":{"buildpacks":[]},"post":{"buildpacks":[{"id":"pid1-buildpacks/init","version":"0.1.0"}]}}`
+		systemPre    = `{"pre":{"buildpacks":[{"id":"pid1-buildpacks/init","version":"0.1.0"}]},"post":{"buildpacks":[]}}`
+		systemBefore = `{"post":{"buildpacks":[{"id":"pid1-buildpacks/init","version":"0.1.0"},{"id":"other/post","version":"1.0.0"}]}}`
+		optOut       = "app developers can opt out with BP_INIT_ENABLED=false"
+	)
+
+	type tc struct {
+		name     string
+		labels   map[string]string
+		covered  bool
+		summary  string
+		problems []string
+		warnings []string
+	}
+	for _, c := range []tc{
+		{name: "the init last in every group", labels: builderLabels("0.21.11", "0.15", initLast, ""), covered: true,
+			summary: "pid1-buildpacks/init is the last buildpack of every order group (2); lifecycle 0.21.11, Platform API 0.15; " + optOut},
+		{name: "the init last in every group on lifecycle 0.18", labels: builderLabels("0.18.5", "0.12", initLast, ""), covered: true,
+			summary: "pid1-buildpacks/init is the last buildpack of every order group (2); lifecycle 0.18.5, Platform API 0.12; " + optOut},
+		{name: "[system.post] on a lifecycle with Platform API 0.15", labels: builderLabels("0.21.11", "0.15", noInit, systemPost), covered: true,
+			summary: "[system.post] appends pid1-buildpacks/init@0.1.0 to every order group; lifecycle 0.21.11, Platform API 0.15; " + optOut},
+		{name: "no init anywhere", labels: builderLabels("0.21.11", "0.15", noInit, ""), problems: []string{
+			"order group 1 (samples/legacy, samples/processes): pid1-buildpacks/init is not in it",
+			"order group 2 (samples/processes): pid1-buildpacks/init is not in it"}},
+		{name: "one group without the init", labels: builderLabels("0.21.11", "0.15", oneWithout, `{"pre":{},"post":{}}`), problems: []string{
+			"order group 2 (samples/processes): pid1-buildpacks/init is not in it"}},
+		{name: "the init before another buildpack", labels: builderLabels("0.21.11", "0.15", initNotLast, ""), problems: []string{
+			"order group 1 (pid1-buildpacks/init, samples/processes): samples/processes@0.0.1 comes after pid1-buildpacks/init: its process types are not wrapped"}},
+		{name: "[system.post] on lifecycle 0.20 (Platform API 0.14), which ignores it", labels: builderLabels("0.20.12", "0.14", noInit, systemPost), problems: []string{
+			"[system.post] lists pid1-buildpacks/init@0.1.0, but lifecycle 0.20.12 supports Platform API 0.14 at most: system buildpacks need Platform API 0.15 (lifecycle 0.21 or newer), and this lifecycle ignores them without a word",
+			"order group 1 (samples/legacy, samples/processes): pid1-buildpacks/init is not in it",
+			"order group 2 (samples/processes): pid1-buildpacks/init is not in it"}},
+		{name: "[system.post] on lifecycle 0.20 with the init also last in every group", labels: builderLabels("0.20.12", "0.14", initLast, systemPost), covered: true,
+			summary:  "pid1-buildpacks/init is the last buildpack of every order group (2); lifecycle 0.20.12, Platform API 0.14; " + optOut,
+			warnings: []string{"[system.post] lists pid1-buildpacks/init@0.1.0, but lifecycle 0.20.12 supports Platform API 0.14 at most: system buildpacks need Platform API 0.15 (lifecycle 0.21 or newer), and this lifecycle ignores them without a word"}},
+		{name: "the init in [system.pre]", labels: builderLabels("0.21.11", "0.15", `[{"group":[{"id":"samples/processes"}]}]`, systemPre), problems: []string{
+			"[system.pre] lists pid1-buildpacks/init: it runs before the app's buildpacks and wraps none of their process types; list it in [system.post]",
+			"order group 1 (samples/processes): pid1-buildpacks/init is not in it"}},
+		{name: "another system buildpack after the init", labels: builderLabels("0.21.11", "0.15", `[{"group":[{"id":"samples/processes"}]}]`, systemBefore), problems: []string{
+			"[system.post] lists other/post@1.0.0 after pid1-buildpacks/init@0.1.0: their process types are not wrapped; list pid1-buildpacks/init last",
+			"order group 1 (samples/processes): pid1-buildpacks/init is not in it"}},
+		{name: "an empty order", labels: builderLabels("0.21.11", "0.15", `[]`, ""), problems: []string{"the builder has no order group"}},
+	} {
+		c := c
+		it("reports "+c.name, func() {
+			r, err := audit.Builder("b", syntheticImage(t, c.labels))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.Covered).To(Equal(c.covered))
+			Expect(r.Summary).To(Equal(c.summary))
+			Expect(r.Problems).To(Equal(c.problems))
+			Expect(r.Warnings).To(Equal(c.warnings))
+		})
+	}
+
+	// The build-config environment pack writes for [[build.env]], in a layer of the builder.
+	type lock struct {
+		name     string
+		layers   []map[string]string
+		covered  bool
+		optOut   string
+		problems []string
+	}
+	for _, c := range []lock{
+		{name: "the override lock", covered: true, optOut: "BP_INIT_ENABLED=false is ignored (/cnb/build-config/env/BP_INIT_ENABLED.override)",
+			layers: []map[string]string{{"cnb/build-config/env/BP_INIT_ENABLED.override": "true"}}},
+		{name: "the override lock under a later default", covered: true, optOut: "BP_INIT_ENABLED=false is ignored (/cnb/build-config/env/BP_INIT_ENABLED.override)",
+			layers: []map[string]string{{"/cnb/build-config/env/BP_INIT_ENABLED.override": "TRUE\n"}, {"cnb/build-config/env/BP_INIT_ENABLED.default": "false"}}},
+		{name: "a default of true, which app developers can change", covered: true,
+			optOut: "app developers can opt out with BP_INIT_ENABLED=false (/cnb/build-config/env/BP_INIT_ENABLED is a default)",
+			layers: []map[string]string{{"cnb/build-config/env/BP_INIT_ENABLED": "true"}}},
+		{name: "another variable only", covered: true, optOut: optOut,
+			layers: []map[string]string{{"cnb/build-config/env/BP_INIT_PROCESS_TYPES.override": "web", "cnb/build-config/env/BP_INIT_ENABLED.append": "false"}}},
+		{name: "an override of false", layers: []map[string]string{{"cnb/build-config/env/BP_INIT_ENABLED.override": "false"}},
+			problems: []string{"/cnb/build-config/env/BP_INIT_ENABLED.override sets BP_INIT_ENABLED=false for every build: no image is wrapped"}},
+		{name: "a default of false", layers: []map[string]string{{"cnb/build-config/env/BP_INIT_ENABLED.default": "false"}},
+			problems: []string{"/cnb/build-config/env/BP_INIT_ENABLED.default sets BP_INIT_ENABLED=false unless the app developer sets it: images are not wrapped by default"}},
+		{name: "a bad value", layers: []map[string]string{{"cnb/build-config/env/BP_INIT_ENABLED.override": "yes"}},
+			problems: []string{`/cnb/build-config/env/BP_INIT_ENABLED.override sets BP_INIT_ENABLED="yes", which is not true or false: every build fails`}},
+	} {
+		c := c
+		it("reads the build-config environment: "+c.name, func() {
+			img := withLayers(t, syntheticImage(t, builderLabels("0.21.11", "0.15", noInit, systemPost)), c.layers...)
+			r, err := audit.Builder("b", img)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.Covered).To(Equal(c.covered))
+			Expect(r.OptOut).To(Equal(c.optOut))
+			Expect(r.Problems).To(Equal(c.problems))
+			if c.covered {
+				Expect(r.Summary).To(HaveSuffix("; " + c.optOut))
+			}
+		})
+	}
+
+	it("reports each group, how it is covered or why not", func() {
+		r, err := audit.Builder("b", syntheticImage(t, builderLabels("0.21.11", "0.15", oneWithout, "")))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(r.Lifecycle).To(Equal("0.21.11"))
+		Expect(r.PlatformAPI).To(Equal("0.15"))
+		Expect(r.Groups).To(Equal([]audit.GroupReport{
+			{Index: 1, Buildpacks: []string{"samples/legacy", "pid1-buildpacks/init"}, Covered: true, Reason: "pid1-buildpacks/init is last"},
+			{Index: 2, Buildpacks: []string{"samples/processes"}, Reason: "pid1-buildpacks/init is not in it"},
+		}))
+	})
+
+	it("reads the legacy single Platform API of an old builder", func() {
+		labels := builderLabels("0.9.0", "0.7", initLast, systemPost)
+		labels["io.buildpacks.builder.metadata"] = `{"lifecycle":{"version":"0.9.0","api":{"buildpack":"0.2","platform":"0.3"}}}`
+		r, err := audit.Builder("b", syntheticImage(t, labels))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(r.PlatformAPI).To(Equal("0.3"))
+		Expect(r.Covered).To(BeTrue())
+		Expect(r.Warnings).To(ConsistOf(ContainSubstring("supports Platform API 0.3 at most")))
+	})
+
+	type bad struct {
+		name     string
+		labels   map[string]string
+		expected string
+	}
+	valid := builderLabels("0.21.11", "0.15", initLast, "")
+	with := func(label, value string) map[string]string {
+		m := map[string]string{}
+		for k, v := range valid {
+			m[k] = v
+		}
+		if value == "" {
+			delete(m, label)
+		} else {
+			m[label] = value
+		}
+		return m
+	}
+	for _, c := range []bad{
+		{name: "an image that is not a builder", labels: map[string]string{"io.buildpacks.stack.id": "x"},
+			expected: "not a builder: it has no label io.buildpacks.builder.metadata"},
+		{name: "a builder without an order", labels: with("io.buildpacks.buildpack.order", ""),
+			expected: "not a builder: it has no label io.buildpacks.buildpack.order"},
+		{name: "unreadable metadata", labels: with("io.buildpacks.builder.metadata", "{not json"),
+			expected: "unable to read label io.buildpacks.builder.metadata: "},
+		{name: "an unreadable order", labels: with("io.buildpacks.buildpack.order", `{"group":1}`),
+			expected: "unable to read label io.buildpacks.buildpack.order: "},
+		{name: "an unreadable system label", labels: with("io.buildpacks.buildpack.system", `[1]`),
+			expected: "unable to read label io.buildpacks.buildpack.system: "},
+		{name: "no Platform API", labels: with("io.buildpacks.builder.metadata", `{"lifecycle":{"version":"1"}}`),
+			expected: "label io.buildpacks.builder.metadata names no Platform API for the lifecycle"},
+		{name: "a bad Platform API", labels: with("io.buildpacks.builder.metadata", `{"lifecycle":{"apis":{"platform":{"supported":["0.x"]}}}}`),
+			expected: `lifecycle Platform API: invalid API version "0.x": expected major.minor`},
+	} {
+		c := c
+		it("rejects "+c.name+", naming what is wrong", func() {
+			_, err := audit.Builder("b", syntheticImage(t, c.labels))
+			Expect(err).To(MatchError(ContainSubstring(c.expected)))
+		})
+	}
+}

@@ -1,0 +1,51 @@
+package audit
+
+import (
+	"fmt"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/daemon"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// Source reads an image by reference.
+type Source func(ref string) (v1.Image, error)
+
+// Daemon reads images from the Docker daemon that DOCKER_HOST (or the default socket) names,
+// speaking DOCKER_API_VERSION when it is set. Only the image's configuration is read.
+func Daemon(ref string) (v1.Image, error) {
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		return nil, fmt.Errorf("invalid image reference %q: %w", ref, err)
+	}
+	img, err := daemon.Image(r)
+	if err != nil {
+		return nil, fmt.Errorf("unable to read image %s from the Docker daemon: %w", ref, err)
+	}
+	return eager(ref, img, "the Docker daemon")
+}
+
+// Registry reads images from their registry, with the credentials of the Docker configuration
+// (~/.docker/config.json) when it has some, anonymously otherwise.
+func Registry(ref string) (v1.Image, error) {
+	r, err := name.ParseReference(ref, name.WeakValidation)
+	if err != nil {
+		return nil, fmt.Errorf("invalid image reference %q: %w", ref, err)
+	}
+	img, err := remote.Image(r, remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	if err != nil {
+		return nil, fmt.Errorf("unable to read image %s from its registry: %w", ref, err)
+	}
+	return eager(ref, img, "its registry")
+}
+
+// eager reads the configuration now, so that an image that is not there is reported as such
+// rather than later as an unreadable configuration.
+func eager(ref string, img v1.Image, where string) (v1.Image, error) {
+	if _, err := img.ConfigFile(); err != nil {
+		return nil, fmt.Errorf("unable to read image %s from %s: %w", ref, where, err)
+	}
+	return img, nil
+}
