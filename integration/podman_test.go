@@ -2,7 +2,6 @@ package integration_test
 
 import (
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,41 +42,6 @@ func testPodman(t *testing.T, context spec.G, it spec.S) {
 		t.Cleanup(func() { _ = exec.Command("podman", "rm", "-f", "-t", "0", id).Run() })
 		return id
 	}
-	// processes lists the container's processes as containerProcesses does for Docker.
-	processes := func(id string) []proc {
-		t.Helper()
-		out := mustPodman("exec", id, "sh", "-c", `for d in /proc/[0-9]*; do echo "${d#/proc/} $(cut -d' ' -f4 $d/stat 2>/dev/null) $(tr '\0' ' ' <$d/cmdline 2>/dev/null)"; done`)
-		var procs []proc
-		for _, line := range strings.Split(out, "\n") {
-			fields := strings.SplitN(line, " ", 3)
-			if len(fields) < 3 {
-				continue
-			}
-			pid, _ := strconv.Atoi(fields[0])
-			ppid, _ := strconv.Atoi(fields[1])
-			procs = append(procs, proc{PID: pid, PPID: ppid, Cmdline: strings.TrimSpace(fields[2])})
-		}
-		return procs
-	}
-	waitServing := func(id string) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for !serving.MatchString(podman("logs", id).Output) {
-			if time.Now().After(deadline) {
-				t.Fatalf("podman container %s does not serve within 30 s:\n%s", id, podman("logs", id).Output)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	stop := func(id string) (time.Duration, int) {
-		t.Helper()
-		r := podman("stop", "-t", strconv.Itoa(stopTimeout), id)
-		Expect(r.ExitCode).To(Equal(0), r.Output)
-		code, err := strconv.Atoi(mustPodman("inspect", "--format", "{{.State.ExitCode}}", id))
-		Expect(err).NotTo(HaveOccurred())
-		return r.Duration, code
-	}
-
 	it.Before(func() {
 		if _, err := exec.LookPath("podman"); err != nil {
 			t.Fatalf("podman is not on PATH: install Debian's podman (scripts/setup.sh does)")
@@ -91,26 +55,15 @@ func testPodman(t *testing.T, context spec.G, it spec.S) {
 
 	it("runs the init as PID 1, reaps podman exec orphans, stops fast with the app's code", func() {
 		id := start()
-		waitServing(id)
-		procs := processes(id)
+		waitForEngineLog(t, "podman", id, serving, 30*time.Second)
+		procs := engineProcesses(t, "podman", id)
 		t.Logf("podman: %v", procs)
 		Expect(pid1(t, procs).Cmdline).To(HavePrefix(initPath + " -- /workspace/bin/sample-app serve"))
 		Expect(findProc(t, procs, "/workspace/bin/sample-app serve").PPID).To(Equal(1))
 
-		orphan := mustPodman("exec", id, "sh", "-c", "sleep 1 >/dev/null 2>&1 & echo $!")
-		Expect(orphan).To(MatchRegexp(`^\d+$`))
-		ppid := func() int {
-			for _, p := range processes(id) {
-				if strconv.Itoa(p.PID) == orphan {
-					return p.PPID
-				}
-			}
-			return 0
-		}
-		Expect(ppid()).To(Equal(1), "the podman exec orphan is reparented to PID 1")
-		NewWithT(t).Eventually(ppid, 5*time.Second, 100*time.Millisecond).Should(Equal(0), "and reaped once it exits")
+		expectOrphanReaped(t, "podman", id)
 
-		took, code := stop(id)
+		took, code := stopContainer(t, "podman", id)
 		t.Logf("podman stop -t %d: %v, exit %d", stopTimeout, took.Round(time.Millisecond), code)
 		Expect(code).To(Equal(0))
 		Expect(podman("logs", id).Output).To(ContainSubstring("serve: got terminated, exiting"))
@@ -119,15 +72,15 @@ func testPodman(t *testing.T, context spec.G, it spec.S) {
 
 	it("runs under podman run --init: catatonit is PID 1, ours its child", func() {
 		id := start("--init")
-		waitServing(id)
-		procs := processes(id)
+		waitForEngineLog(t, "podman", id, serving, 30*time.Second)
+		procs := engineProcesses(t, "podman", id)
 		t.Logf("podman run --init: %v", procs)
 		Expect(pid1(t, procs).Cmdline).To(HavePrefix("/run/podman-init -- "), "podman's catatonit is PID 1")
 		ours := findProc(t, procs, initPath+" -- /workspace/bin/sample-app serve")
 		Expect(ours.PPID).To(Equal(1))
 		Expect(findProc(t, procs, "/workspace/bin/sample-app serve").PPID).To(Equal(ours.PID))
 
-		took, code := stop(id)
+		took, code := stopContainer(t, "podman", id)
 		t.Logf("podman stop -t %d under --init: %v, exit %d", stopTimeout, took.Round(time.Millisecond), code)
 		Expect(code).To(Equal(0))
 		Expect(took).To(BeNumerically("<", 3*time.Second))

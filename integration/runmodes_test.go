@@ -51,7 +51,7 @@ func testRunModes(t *testing.T, context spec.G, it spec.S) {
 		Expect(logs).To(ContainSubstring("(init is a child subreaper)"))
 		Expect(statuses[len(statuses)-1].Zombies).To(BeNumerically("<=", 2))
 
-		took, code := stopContainer(t, id)
+		took, code := stopContainer(t, "docker", id)
 		t.Logf("docker stop under --init: %v, exit %d", took.Round(time.Millisecond), code)
 		Expect(code).To(Equal(0), "the app's code through both inits")
 		Expect(took).To(BeNumerically("<", 5*time.Second))
@@ -79,16 +79,16 @@ func testRunModes(t *testing.T, context spec.G, it spec.S) {
 		// A docker exec session's orphan goes to the namespace's PID 1, the pause container's
 		// sleep, not to us (the README's Limits).
 		orphan := strings.TrimSpace(dockerExec(t, id, "sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $!").Stdout)
-		Eventually(func() int { return procByPID(t, id, orphan).PPID }, 5*time.Second, 100*time.Millisecond).Should(Equal(1))
+		Eventually(func() int { return procByPID(containerProcesses(t, id), orphan).PPID }, 5*time.Second, 100*time.Millisecond).Should(Equal(1))
 
-		took, code := stopContainer(t, id)
+		took, code := stopContainer(t, "docker", id)
 		logs := containerLogs(t, id)
 		t.Logf("docker stop in a shared PID namespace: %v, exit %d; log:\n%s", took.Round(time.Millisecond), code, logs)
 		Expect(code).To(Equal(0))
 		Expect(logs).To(ContainSubstring("serve: got terminated, exiting"))
 		Expect(took).To(BeNumerically("<", 2*time.Second))
 
-		Expect(procByPID(t, pause, strconv.Itoa(watcher.PID)).Cmdline).To(HavePrefix("sh -c for s in TERM"), "the pause container's process lives")
+		Expect(procByPID(containerProcesses(t, pause), strconv.Itoa(watcher.PID)).Cmdline).To(HavePrefix("sh -c for s in TERM"), "the pause container's process lives")
 		Expect(dockerExec(t, pause, "cat", "/tmp/signals").Output).To(Equal("started\n"), "and got no signal")
 	})
 
@@ -123,9 +123,9 @@ func testRunModes(t *testing.T, context spec.G, it spec.S) {
 			Expect(init.Cmdline).To(HavePrefix(initPath + " -- /workspace/bin/sample-app serve"))
 			Expect(findProc(t, procs, "/workspace/bin/sample-app serve").PPID).To(Equal(1))
 			mode.check(id, init)
-			expectOrphanReaped(t, id)
+			expectOrphanReaped(t, "docker", id)
 
-			took, code := stopContainer(t, id)
+			took, code := stopContainer(t, "docker", id)
 			t.Logf("%s: docker stop %v, exit %d", mode.name, took.Round(time.Millisecond), code)
 			Expect(code).To(Equal(0))
 			Expect(containerLogs(t, id)).To(ContainSubstring("serve: got terminated, exiting"))
@@ -192,7 +192,7 @@ func testRunModes(t *testing.T, context spec.G, it spec.S) {
 			t.Logf("docker kill -s %s: the app logged %q within %v", s.signal, s.logged, time.Since(start).Round(time.Millisecond))
 		}
 		Expect(docker(t, "inspect", "--format", "{{.State.Running}}", id)).To(Equal("true"))
-		took, code := stopContainer(t, id)
+		took, code := stopContainer(t, "docker", id)
 		Expect(code).To(Equal(0))
 		Expect(took).To(BeNumerically("<", 5*time.Second))
 	})
@@ -213,10 +213,9 @@ func findProc(t *testing.T, procs []proc, prefix string) proc {
 	return found[0]
 }
 
-// procByPID returns the process pid of the container, or a zero proc when there is none.
-func procByPID(t *testing.T, id, pid string) proc {
-	t.Helper()
-	for _, p := range containerProcesses(t, id) {
+// procByPID returns the process pid among procs, or a zero proc when there is none.
+func procByPID(procs []proc, pid string) proc {
+	for _, p := range procs {
 		if strconv.Itoa(p.PID) == pid {
 			return p
 		}
@@ -236,29 +235,40 @@ func dockerExec(t *testing.T, id string, args ...string) result {
 	return run(t, time.Minute, nil, "docker", append([]string{"exec", id}, args...)...)
 }
 
-// stopContainer runs `docker stop -t 10` and returns how long it took and the exit code.
-func stopContainer(t *testing.T, id string) (time.Duration, int) {
+// stopContainer runs `ENGINE stop -t 10` (engine is docker or podman) and returns how long it
+// took and the container's exit code.
+func stopContainer(t *testing.T, engine, id string) (time.Duration, int) {
 	t.Helper()
-	r := run(t, time.Minute, nil, "docker", "stop", "-t", strconv.Itoa(stopTimeout), id)
+	r := run(t, time.Minute, nil, engine, "stop", "-t", strconv.Itoa(stopTimeout), id)
 	if r.ExitCode != 0 {
-		t.Fatalf("docker stop %s: exit %d: %s", id, r.ExitCode, r.Output)
+		t.Fatalf("%s stop %s: exit %d: %s", engine, id, r.ExitCode, r.Output)
 	}
-	code, _ := strconv.Atoi(docker(t, "inspect", "--format", "{{.State.ExitCode}}", id))
+	inspect := run(t, time.Minute, nil, engine, "inspect", "--format", "{{.State.ExitCode}}", id)
+	code, err := strconv.Atoi(strings.TrimSpace(inspect.Stdout))
+	if err != nil {
+		t.Fatalf("%s inspect %s: no exit code: %s", engine, id, inspect.Output)
+	}
 	return r.Duration, code
 }
 
-// expectOrphanReaped has a docker exec session orphan a short sleep and checks that it
-// disappears from the process table after it exits: reparented to PID 1 and reaped.
-func expectOrphanReaped(t *testing.T, id string) {
+// expectOrphanReaped has an exec session of engine (docker or podman) orphan a short sleep and
+// checks that it disappears from the process table after it exits: reparented to PID 1 and
+// reaped.
+func expectOrphanReaped(t *testing.T, engine, id string) {
 	t.Helper()
-	pid := strings.TrimSpace(dockerExec(t, id, "sh", "-c", "sleep 1 >/dev/null 2>&1 & echo $!").Stdout)
 	Expect := NewWithT(t).Expect
-	Expect(pid).To(MatchRegexp(`^\d+$`))
-	Expect(procByPID(t, id, pid).PPID).To(Equal(1), "the orphan is reparented to PID 1")
+	r := run(t, time.Minute, nil, engine, "exec", id, "sh", "-c", "sleep 1 >/dev/null 2>&1 & echo $!")
+	pid := strings.TrimSpace(r.Stdout)
+	Expect(pid).To(MatchRegexp(`^\d+$`), "%s exec: %s", engine, r.Output)
+	Expect(procByPID(engineProcesses(t, engine, id), pid).PPID).To(Equal(1), "the orphan is reparented to PID 1")
 	deadline := time.Now().Add(5 * time.Second)
-	for procByPID(t, id, pid).PID != 0 {
+	for {
+		p := procByPID(engineProcesses(t, engine, id), pid)
+		if p.PID == 0 {
+			return
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the orphan %s is still in the process table 5 s later: %v", pid, procByPID(t, id, pid))
+			t.Fatalf("the orphan %s is still in the process table 5 s later: %v", pid, p)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
