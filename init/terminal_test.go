@@ -1,13 +1,11 @@
 package main_test
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os/exec"
 	"regexp"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,24 +13,6 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/sclevine/spec"
 )
-
-// syncBuffer collects output written by another goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func testTerminal(t *testing.T, context spec.G, it spec.S) {
 	var (
@@ -47,7 +27,7 @@ func testTerminal(t *testing.T, context spec.G, it spec.S) {
 	it("gives the program the terminal: Ctrl-C and Ctrl-Z reach it, the init is never stopped", func() {
 		// script(1) runs the init on a new pseudo-terminal whose input is
 		// what the test writes.
-		cmd := exec.Command("script", "-qfec", initBin+" -- "+helperBin+" tty", "/dev/null")
+		cmd := exec.Command("script", "-qfec", initLine()+" -- "+helperBin+" tty", "/dev/null")
 		stdin, err := cmd.StdinPipe()
 		Expect(err).NotTo(HaveOccurred())
 		var out syncBuffer
@@ -62,7 +42,7 @@ func testTerminal(t *testing.T, context spec.G, it spec.S) {
 		init, _ := strconv.Atoi(m[2])
 		Expect(m[3]).To(Equal(m[1]), "the program leads its own process group")
 		Expect(m[4]).To(Equal(m[1]), "the program's group is the terminal's foreground group")
-		Expect(comm(init)).To(Equal("init"))
+		Expect(comm(init)).To(Equal(initComm))
 
 		write := func(s string) {
 			_, err := io.WriteString(stdin, s)

@@ -6,48 +6,120 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// SignalSubtree sends sig to every process in the init's subtree and returns
-// how many it signalled. As PID 1 of a PID namespace every other process of
-// the namespace is in its care, and kill(-1) from PID 1 reaches all of them
-// but the init itself. Otherwise the init is a child subreaper and signals
-// only its descendants, found by walking parent pids in /proc, so that it
-// never signals a process outside its own subtree.
-func SignalSubtree(sig unix.Signal, pid1 bool) int {
+// SignalSubtree sends sig to every process of the init's subtree and returns
+// how many processes could be signalled and how many refused (EPERM: a
+// process of another user).
+//
+// As PID 1 of a PID namespace every other process of the namespace is in its
+// care: kill(-1) reaches all of them but the init itself, including those
+// forked meanwhile, and silently skips those the init may not signal, which
+// are then counted from /proc.
+//
+// Otherwise the init is a child subreaper (or could not become one) and
+// signals only its descendants, found by walking parent pids in /proc. Each
+// one is pinned before it is signalled, so that a process that exits and
+// whose pid is reused in between is never signalled in its place: the
+// process is opened as /proc/<pid>, its parent is read through that handle
+// and must be the pinned parent, still there, and the signal is sent through
+// the handle with pidfd_send_signal(2).
+func SignalSubtree(sig unix.Signal, pid1 bool) (sent, refused int) {
+	count := func(err error) {
+		switch err {
+		case nil:
+			sent++
+		case unix.EPERM:
+			refused++
+		}
+	}
 	if pid1 {
-		if unix.Kill(-1, sig) != nil {
-			return 0
+		unix.Kill(-1, sig)
+		if procSelf() != 1 {
+			return 0, 0 // /proc shows another PID namespace
 		}
-		return 1
-	}
-	n := 0
-	for _, pid := range Descendants(unix.Getpid()) {
-		if unix.Kill(pid, sig) == nil {
-			n++
+		for _, pid := range processes() {
+			if pid != 1 {
+				count(unix.Kill(pid, 0))
+			}
 		}
+		return sent, refused
 	}
-	return n
+	eachDescendant(func(pid, fd int) {
+		err := unix.PidfdSendSignal(fd, sig, nil, 0)
+		if err == unix.ENOSYS { // Linux before 5.1: the check above is all there is
+			err = unix.Kill(pid, sig)
+		}
+		count(err)
+	})
+	return sent, refused
 }
 
-// Descendants returns the pids of every process below root, read from
+// Descendants returns the pids of every process below the init, read from
 // /proc. A process that exits while /proc is read may be missing.
-func Descendants(root int) []int {
+func Descendants() []int {
+	var pids []int
+	eachDescendant(func(pid, _ int) { pids = append(pids, pid) })
+	return pids
+}
+
+// eachDescendant calls visit with the pid and a pinned /proc/<pid> handle of
+// every descendant of the init, parents before their children. A process is
+// visited only if, read through its own handle, its parent is a process
+// already visited (or the init) that has not been reaped since: its pid
+// cannot then have been reused.
+func eachDescendant(visit func(pid, fd int)) {
+	root := procSelf()
+	if root == 0 {
+		return
+	}
 	children := map[int][]int{}
 	for _, pid := range processes() {
-		if ppid, ok := parentOf(pid); ok {
+		if ppid, ok := parentOf(unix.AT_FDCWD, "/proc/"+strconv.Itoa(pid)+"/stat"); ok {
 			children[ppid] = append(children[ppid], pid)
 		}
 	}
-	var out []int
-	queue := []int{root}
+	type pinned struct{ pid, fd int }
+	queue := []pinned{{root, unix.AT_FDCWD}}
 	for len(queue) > 0 {
-		pid := queue[0]
+		parent := queue[0]
 		queue = queue[1:]
-		for _, child := range children[pid] {
-			out = append(out, child)
-			queue = append(queue, child)
+		for _, pid := range children[parent.pid] {
+			fd, err := unix.Open("/proc/"+strconv.Itoa(pid), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				continue
+			}
+			ppid, ok := parentOf(fd, "stat")
+			if !ok || ppid != parent.pid || !alive(parent.fd) {
+				unix.Close(fd)
+				continue
+			}
+			visit(pid, fd)
+			queue = append(queue, pinned{pid, fd})
+		}
+		if parent.fd != unix.AT_FDCWD {
+			unix.Close(parent.fd)
 		}
 	}
-	return out
+}
+
+// alive reports whether the pinned process fd refers to has not been reaped
+// (the init itself, for AT_FDCWD, always is).
+func alive(fd int) bool {
+	if fd == unix.AT_FDCWD {
+		return true
+	}
+	_, ok := parentOf(fd, "stat")
+	return ok
+}
+
+// procSelf returns the init's pid as /proc shows it, or 0.
+func procSelf() int {
+	buf := make([]byte, 16)
+	n, err := unix.Readlink("/proc/self", buf)
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(string(buf[:n]))
+	return pid
 }
 
 // processes lists the numeric entries of /proc.
@@ -77,9 +149,10 @@ func processes() []int {
 	}
 }
 
-// parentOf reads the parent pid of pid from /proc/<pid>/stat.
-func parentOf(pid int) (int, bool) {
-	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+// parentOf reads the parent pid from the stat file at path, relative to
+// dirfd.
+func parentOf(dirfd int, path string) (int, bool) {
+	fd, err := unix.Openat(dirfd, path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, false
 	}
