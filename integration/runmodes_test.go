@@ -87,6 +87,7 @@ func testRunModes(t *testing.T, context spec.G, it spec.S) {
 		Expect(code).To(Equal(0))
 		Expect(logs).To(ContainSubstring("serve: got terminated, exiting"))
 		Expect(took).To(BeNumerically("<", 2*time.Second))
+		Expect(logs).To(ContainSubstring("(init is a child subreaper)"))
 
 		Expect(procByPID(containerProcesses(t, pause), strconv.Itoa(watcher.PID)).Cmdline).To(HavePrefix("sh -c for s in TERM"), "the pause container's process lives")
 		Expect(dockerExec(t, pause, "cat", "/tmp/signals").Output).To(Equal("started\n"), "and got no signal")
