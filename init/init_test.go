@@ -94,5 +94,6 @@ func TestInit(t *testing.T) {
 	suite("Leftovers", testLeftovers)
 	suite("Passthrough", testPassthrough)
 	suite("Terminal", testTerminal)
+	suite("Stderr", testStderr)
 	suite.Run(t)
 }
