@@ -92,7 +92,9 @@ func TestInit(t *testing.T) {
 	suite("Reaping", testReaping)
 	suite("Shutdown", testShutdown)
 	suite("Leftovers", testLeftovers)
+	suite("Subreaper", testSubreaper)
 	suite("Passthrough", testPassthrough)
 	suite("Terminal", testTerminal)
+	suite("Stderr", testStderr)
 	suite.Run(t)
 }

@@ -14,7 +14,6 @@ package logger
 import (
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,10 +80,20 @@ var (
 func enqueue(parts []string) {
 	start.Do(startWriter)
 	select {
-	case queue <- message{line: Prefix + strings.Join(parts, "") + "\n"}:
+	case queue <- message{line: line(parts)}:
 	default:
 		dropped.Add(1)
 	}
+}
+
+// line joins the parts of a message into a line. (strings.Join would add
+// a kilobyte to the binary.)
+func line(parts []string) string {
+	line := Prefix
+	for _, part := range parts {
+		line += part
+	}
+	return line + "\n"
 }
 
 // Flush waits until every message queued so far has been written, or for at

@@ -17,7 +17,7 @@ import (
 //
 // Otherwise the init is a child subreaper (or could not become one) and
 // signals only its descendants, found by walking parent pids in /proc. Each
-// one is pinned before it is signalled, so that a process that exits and
+// one is pinned before any is signalled, so that a process that exits and
 // whose pid is reused in between is never signalled in its place: the
 // process is opened as /proc/<pid>, its parent is read through that handle
 // and must be the pinned parent, still there, and the signal is sent through
@@ -43,33 +43,44 @@ func SignalSubtree(sig unix.Signal, pid1 bool) (sent, refused int) {
 		}
 		return sent, refused
 	}
-	eachDescendant(func(pid, fd int) {
-		err := unix.PidfdSendSignal(fd, sig, nil, 0)
+	pinned := pinDescendants()
+	for _, p := range pinned {
+		err := unix.PidfdSendSignal(p.fd, sig, nil, 0)
 		if err == unix.ENOSYS { // Linux before 5.1: the check above is all there is
-			err = unix.Kill(pid, sig)
+			err = unix.Kill(p.pid, sig)
 		}
 		count(err)
-	})
+	}
+	closeAll(pinned)
 	return sent, refused
 }
 
 // Descendants returns the pids of every process below the init, read from
 // /proc. A process that exits while /proc is read may be missing.
 func Descendants() []int {
-	var pids []int
-	eachDescendant(func(pid, _ int) { pids = append(pids, pid) })
+	pinned := pinDescendants()
+	closeAll(pinned)
+	pids := make([]int, len(pinned))
+	for i, p := range pinned {
+		pids[i] = p.pid
+	}
 	return pids
 }
 
-// eachDescendant calls visit with the pid and a pinned /proc/<pid> handle of
-// every descendant of the init, parents before their children. A process is
-// visited only if, read through its own handle, its parent is a process
-// already visited (or the init) that has not been reaped since: its pid
-// cannot then have been reused.
-func eachDescendant(visit func(pid, fd int)) {
+// pinned is a process held open as /proc/<pid>: while fd is open, fd refers
+// to that process, even once it has exited and its pid is reused.
+type pinned struct{ pid, fd int }
+
+// pinDescendants pins every descendant of the init, parents before their
+// children, before any is signalled (a parent killed first would hand its
+// children to the init before they are found). A process is pinned only if,
+// read through its own handle, its parent is a pinned process (or the init)
+// that has not been reaped: its pid cannot have been reused. The caller
+// closes the handles.
+func pinDescendants() []pinned {
 	root := procSelf()
 	if root == 0 {
-		return
+		return nil
 	}
 	children := map[int][]int{}
 	for _, pid := range processes() {
@@ -77,27 +88,30 @@ func eachDescendant(visit func(pid, fd int)) {
 			children[ppid] = append(children[ppid], pid)
 		}
 	}
-	type pinned struct{ pid, fd int }
-	queue := []pinned{{root, unix.AT_FDCWD}}
-	for len(queue) > 0 {
-		parent := queue[0]
-		queue = queue[1:]
+	var all []pinned
+	parent := pinned{root, unix.AT_FDCWD}
+	for i := 0; ; i++ {
 		for _, pid := range children[parent.pid] {
 			fd, err := unix.Open("/proc/"+strconv.Itoa(pid), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 			if err != nil {
 				continue
 			}
-			ppid, ok := parentOf(fd, "stat")
-			if !ok || ppid != parent.pid || !alive(parent.fd) {
+			if ppid, ok := parentOf(fd, "stat"); !ok || ppid != parent.pid || !alive(parent.fd) {
 				unix.Close(fd)
 				continue
 			}
-			visit(pid, fd)
-			queue = append(queue, pinned{pid, fd})
+			all = append(all, pinned{pid, fd})
 		}
-		if parent.fd != unix.AT_FDCWD {
-			unix.Close(parent.fd)
+		if i == len(all) {
+			return all
 		}
+		parent = all[i]
+	}
+}
+
+func closeAll(pinned []pinned) {
+	for _, p := range pinned {
+		unix.Close(p.fd)
 	}
 }
 
@@ -122,14 +136,19 @@ func procSelf() int {
 	return pid
 }
 
-// processes lists the numeric entries of /proc.
-func processes() []int {
-	fd, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+// processes lists the pids in /proc.
+func processes() []int { return Numbers("/proc") }
+
+// Numbers lists the entries of dir that are numbers: the pids in /proc, the
+// descriptors in /proc/self/fd (the one used to read it included, closed by
+// then).
+func Numbers(dir string) []int {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}
 	defer unix.Close(fd)
-	var pids []int
+	var numbers []int
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := unix.Getdents(fd, buf)
@@ -137,13 +156,13 @@ func processes() []int {
 			continue
 		}
 		if err != nil || n <= 0 {
-			return pids
+			return numbers
 		}
 		var names []string
 		_, _, names = unix.ParseDirent(buf[:n], -1, names)
 		for _, name := range names {
-			if pid, err := strconv.Atoi(name); err == nil {
-				pids = append(pids, pid)
+			if n, err := strconv.Atoi(name); err == nil {
+				numbers = append(numbers, n)
 			}
 		}
 	}

@@ -35,7 +35,7 @@ func (s *Supervisor) endSubtree() {
 	// otherwise only see the SIGTERM when SIGKILL ends it.
 	s.signalSubtree(unix.SIGTERM, true)
 	s.signalSubtree(unix.SIGCONT, false)
-	s.Log.Info("waiting up to ", s.Config.GracePeriod.String(), " for the remaining processes")
+	s.Log.Info("waiting up to ", duration(s.Config.GracePeriod), " for the remaining processes")
 	if s.settle(s.Config.GracePeriod, nil) {
 		return
 	}
@@ -84,6 +84,15 @@ func (s *Supervisor) settle(d time.Duration, tick func()) bool {
 			tick()
 		}
 	}
+}
+
+// duration writes d in whole seconds (5s) or milliseconds (1500ms).
+// (Duration.String would add a kilobyte to the binary.)
+func duration(d time.Duration) string {
+	if d%time.Second == 0 {
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	}
+	return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
 }
 
 // after returns a channel closed when d has passed. (time.AfterFunc rather

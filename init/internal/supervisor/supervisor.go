@@ -40,6 +40,7 @@ type Supervisor struct {
 	pid1      bool
 	subreaper bool // orphans of the subtree come to the init (always as PID 1)
 	child     int
+	sameGroup bool // the program runs in the init's process group (see terminal.go)
 	signals   chan os.Signal
 	none      chan struct{} // closed when the program has exited and no child is left
 
@@ -58,9 +59,9 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 		err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 		s.subreaper = err == nil
 		if err != nil {
-			s.Log.Error("warning: unable to become a child subreaper (", err.Error(), "): processes orphaned ",
-				"in the program's subtree go to the reaper above the init, and at exit the init ends only ",
-				"the program's process group and the descendants it can still find")
+			s.Log.Error("warning: not a child subreaper (", err.Error(), "): orphans of the program's ",
+				"subtree go to the reaper above the init, which at exit ends only the program's group ",
+				"and the descendants it can find")
 		}
 	}
 
@@ -70,16 +71,20 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 	s.signals = make(chan os.Signal, signalBuffer)
 	signal.Notify(s.signals, early()...)
 
-	foreground := inForeground()
+	tty, foreground := terminalOwner()
+	s.sameGroup = tty && !foreground
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   env,
 		Files: []uintptr{0, 1, 2},
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Foreground: foreground, Ctty: 0},
+		Sys:   &syscall.SysProcAttr{Setpgid: !s.sameGroup, Foreground: foreground, Ctty: 0},
 	})
 	// The init is a background process of the terminal from now on: were it
 	// to catch SIGTTOU, every write it made to the terminal would be retried
 	// forever. Ignoring them before the program starts would pass SIG_IGN on.
 	signal.Ignore(unix.SIGTTIN, unix.SIGTTOU)
+	if s.sameGroup {
+		signal.Reset(unix.SIGTSTP) // see terminal.go
+	}
 	if err != nil {
 		if foreground {
 			takeTerminal(unix.Getpgrp()) // the child took it before its exec failed
@@ -118,30 +123,42 @@ func (s *Supervisor) release() {
 	if err := unix.Chdir("/"); err != nil {
 		s.Log.Error("unable to change directory to /: ", err.Error())
 	}
-	if err := closeInherited(); err != nil {
-		s.Log.Error("unable to close inherited file descriptors: ", err.Error())
-	}
+	closeInherited()
 }
 
 // reap owns every wait of the init. It reaps children as they exit, sends
 // the program's wait status on exited once the program is reaped, and
 // returns, closing s.none, when the program has exited and no child is left.
+// When the program runs in the init's group, the init stops when the program
+// stops (see terminal.go).
 func (s *Supervisor) reap(exited chan<- unix.WaitStatus) {
 	type exit struct {
 		pid    int
 		status unix.WaitStatus
 	}
 	var reaped []exit
+	options := 0
+	if s.sameGroup {
+		options = unix.WUNTRACED
+	}
 	for {
-		waitExited()
+		waitChild(options)
 		reaped = reaped[:0]
+		stopped := false
 		s.mu.Lock()
-		remaining := reaper.Reap(func(pid int, status unix.WaitStatus) {
+		remaining := reaper.ReapOrStopped(options, func(pid int, status unix.WaitStatus) {
+			if status.Stopped() {
+				stopped = stopped || pid == s.child
+				return
+			}
 			reaped = append(reaped, exit{pid, status})
 			s.exited = s.exited || pid == s.child
 		})
 		done := s.exited && !remaining
 		s.mu.Unlock()
+		if stopped {
+			unix.Kill(unix.Getpid(), unix.SIGSTOP)
+		}
 		program := -1
 		for i, e := range reaped {
 			if e.pid == s.child {
@@ -163,12 +180,16 @@ func (s *Supervisor) reap(exited chan<- unix.WaitStatus) {
 	}
 }
 
-// waitExited blocks until a child has exited, without reaping it, or until
-// the init has no children. Blocking in the kernel keeps the init idle: no
-// thread wakes up while nothing happens.
-func waitExited() {
+// waitChild blocks until a child has exited (or, with unix.WUNTRACED,
+// stopped), without reaping it, or until the init has no children. Blocking
+// in the kernel keeps the init idle: no thread wakes up while nothing
+// happens.
+func waitChild(options int) {
+	if options&unix.WUNTRACED != 0 {
+		options = unix.WSTOPPED
+	}
 	var info unix.Siginfo
-	for unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+	for unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT|options, nil) == unix.EINTR {
 	}
 }
 
@@ -185,10 +206,8 @@ func (s *Supervisor) forwardSignals() {
 		var sent unix.Signal
 		var target int
 		var err error
-		if !exited {
-			if received == unix.SIGCONT {
-				s.followForeground()
-			}
+		skip := s.sameGroup && sentByTerminal(received)
+		if !exited && !skip {
 			sent, target, err = s.forward(received)
 		}
 		s.mu.Unlock()
@@ -197,6 +216,8 @@ func (s *Supervisor) forwardSignals() {
 		}
 		if exited {
 			s.Log.Debug("not forwarding ", signals.Name(received), ": the program has exited")
+		} else if skip {
+			s.Log.Debug("not forwarding ", signals.Name(received), ": the terminal sent it to the program too")
 		} else {
 			s.Log.Debug(describeForward(received, sent, target, err))
 		}
@@ -211,7 +232,7 @@ func (s *Supervisor) forward(received unix.Signal) (sent unix.Signal, target int
 		sent = to
 	}
 	target = -s.child
-	if s.Config.SignalTarget == config.TargetChild {
+	if s.Config.SignalTarget == config.TargetChild || s.sameGroup {
 		target = s.child
 	}
 	return sent, target, unix.Kill(target, sent)
@@ -261,36 +282,10 @@ func (s *Supervisor) role(foreground bool) string {
 // Those are the ones without close-on-exec (they survived the init's own
 // exec); the Go runtime's own descriptors, such as the network poller's,
 // are all close-on-exec and stay open.
-func closeInherited() error {
-	fd, err := unix.Open("/proc/self/fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	var inherited []int
-	buf := make([]byte, 4096)
-	for {
-		n, err := unix.Getdents(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n <= 0 {
-			break
-		}
-		var names []string
-		_, _, names = unix.ParseDirent(buf[:n], -1, names)
-		for _, name := range names {
-			n, err := strconv.Atoi(name)
-			if err != nil || n <= 2 || n == fd {
-				continue
-			}
-			if flags, err := unix.FcntlInt(uintptr(n), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
-				inherited = append(inherited, n)
-			}
+func closeInherited() {
+	for _, fd := range reaper.Numbers("/proc/self/fd") {
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); fd > 2 && err == nil && flags&unix.FD_CLOEXEC == 0 {
+			unix.Close(fd)
 		}
 	}
-	unix.Close(fd)
-	for _, n := range inherited {
-		unix.Close(n)
-	}
-	return nil
 }
