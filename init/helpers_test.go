@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -42,7 +43,13 @@ func run(t *testing.T, pid1 bool, env []string, args ...string) result {
 
 // command prepares a run of the init with env added to the test's own.
 func command(pid1 bool, env []string, args ...string) *exec.Cmd {
-	argv := append([]string{initBin}, args...)
+	return commandVia(nil, pid1, env, args...)
+}
+
+// commandVia prepares a run of the init through prefix, a command that
+// execs the init (setpriv, a test helper).
+func commandVia(prefix []string, pid1 bool, env []string, args ...string) *exec.Cmd {
+	argv := append(append(prefix, initArgv()...), args...)
 	if pid1 {
 		argv = append([]string{"unshare", "--pid", "--fork", "--mount-proc", "--kill-child"}, argv...)
 	}
@@ -51,13 +58,25 @@ func command(pid1 bool, env []string, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// initArgv is the command that runs the init: the init, or the runner
+// (qemu-user) and the init.
+func initArgv() []string { return append(append([]string{}, runner...), initBin) }
+
+// initLine is initArgv as a shell word list, for script(1) and sh -c.
+func initLine() string { return strings.Join(initArgv(), " ") }
+
 // startPID1 starts the init as PID 1 of a new PID namespace and returns the
 // command and the init's pid as seen from the test (the host).
-func startPID1(t *testing.T, env []string, args ...string) (*exec.Cmd, *bytes.Buffer, int) {
+func startPID1(t *testing.T, env []string, args ...string) (*exec.Cmd, *syncBuffer, int) {
+	return startPID1Via(t, nil, env, args...)
+}
+
+// startPID1Via is startPID1 through prefix (see commandVia).
+func startPID1Via(t *testing.T, prefix []string, env []string, args ...string) (*exec.Cmd, *syncBuffer, int) {
 	t.Helper()
 	g := NewWithT(t)
-	cmd := command(true, env, args...)
-	var stderr bytes.Buffer
+	cmd := commandVia(prefix, true, env, args...)
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	g.Expect(cmd.Start()).To(Succeed())
 	var pid int
@@ -65,7 +84,7 @@ func startPID1(t *testing.T, env []string, args ...string) (*exec.Cmd, *bytes.Bu
 		pid = childOf(cmd.Process.Pid)
 		return pid
 	}, 5*time.Second, 5*time.Millisecond).ShouldNot(BeZero(), "the init never started under unshare")
-	g.Eventually(func() string { return comm(pid) }, 5*time.Second, 5*time.Millisecond).Should(Equal("init"))
+	g.Eventually(func() string { return comm(pid) }, 5*time.Second, 5*time.Millisecond).Should(Equal(initComm))
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			cmd.Process.Kill()
@@ -73,6 +92,22 @@ func startPID1(t *testing.T, env []string, args ...string) (*exec.Cmd, *bytes.Bu
 		}
 	})
 	return cmd, &stderr, pid
+}
+
+// waitAtMost waits for cmd, killing it and its children (under unshare, the
+// namespace's PID 1, and so the whole namespace) after limit, and returns
+// its exit code and how long the wait took.
+func waitAtMost(t *testing.T, cmd *exec.Cmd, limit time.Duration) (int, time.Duration) {
+	start := time.Now()
+	timer := time.AfterFunc(limit, func() {
+		for _, pid := range children(cmd.Process.Pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		cmd.Process.Kill()
+	})
+	defer timer.Stop()
+	code := wait(t, cmd)
+	return code, time.Since(start)
 }
 
 // wait waits for cmd and returns its exit code.
@@ -87,16 +122,27 @@ func wait(t *testing.T, cmd *exec.Cmd) int {
 
 // childOf returns the lowest pid among the children of pid, or 0.
 func childOf(pid int) int {
-	tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
 	lowest := 0
-	for _, file := range tasks {
-		for _, field := range strings.Fields(readFile(file)) {
-			if n, _ := strconv.Atoi(field); n > 0 && (lowest == 0 || n < lowest) {
-				lowest = n
-			}
+	for _, n := range children(pid) {
+		if lowest == 0 || n < lowest {
+			lowest = n
 		}
 	}
 	return lowest
+}
+
+// children returns the pids of the children of pid.
+func children(pid int) []int {
+	tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/children")
+	var pids []int
+	for _, file := range tasks {
+		for _, field := range strings.Fields(readFile(file)) {
+			if n, _ := strconv.Atoi(field); n > 0 {
+				pids = append(pids, n)
+			}
+		}
+	}
+	return pids
 }
 
 func comm(pid int) string {
@@ -141,3 +187,21 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 // replaceDir puts dir in place of DIR in s.
 func replaceDir(s, dir string) string { return strings.ReplaceAll(s, "DIR", dir) }
+
+// syncBuffer collects output written by another goroutine.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -15,6 +15,7 @@ package main
 import (
 	"os"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -29,8 +30,15 @@ const usage = "usage: init [--] PROGRAM [ARG...]"
 // exitUsage is the exit code for bad invocations and bad configuration.
 const exitUsage = 2
 
+// flushTimeout bounds how long the init waits, before it exits or execs, for
+// its last messages to be written to a standard error that does not take
+// them.
+const flushTimeout = 500 * time.Millisecond
+
 func main() {
-	os.Exit(run(os.Args[1:]))
+	code := run(os.Args[1:])
+	logger.Flush(flushTimeout)
+	os.Exit(code)
 }
 
 func run(args []string) int {
@@ -60,6 +68,7 @@ func run(args []string) int {
 
 	if !cfg.Enabled {
 		log.Info("disabled by BPL_INIT_ENABLED=false, executing ", path, " directly")
+		logger.Flush(flushTimeout)
 		err := unix.Exec(path, args, env)
 		perr := program.ExecError(path, err).(*program.Error)
 		log.Error(perr.Error())

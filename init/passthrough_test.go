@@ -47,8 +47,8 @@ func testPassthrough(t *testing.T, context spec.G, it spec.S) {
 		Expect(err).NotTo(HaveOccurred(), string(out))
 		return string(out)
 	}
-	asChild := []string{initBin, "--"}
-	asPID1 := []string{"unshare", "--pid", "--fork", "--mount-proc", initBin, "--"}
+	asChild := append(initArgv(), "--")
+	asPID1 := append([]string{"unshare", "--pid", "--fork", "--mount-proc"}, asChild...)
 
 	it("passes argv, env, cwd and fd 3 through unchanged", func() {
 		dump := []string{helperBin, "dump", "", "two words", "--", "-x", "\xff\xfe", "tab\there"}

@@ -1,13 +1,13 @@
 package main_test
 
 import (
-	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,24 +15,6 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/sclevine/spec"
 )
-
-// syncBuffer collects output written by another goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func testTerminal(t *testing.T, context spec.G, it spec.S) {
 	var (
@@ -45,24 +27,14 @@ func testTerminal(t *testing.T, context spec.G, it spec.S) {
 	})
 
 	it("gives the program the terminal: Ctrl-C and Ctrl-Z reach it, the init is never stopped", func() {
-		// script(1) runs the init on a new pseudo-terminal whose input is
-		// what the test writes.
-		cmd := exec.Command("script", "-qfec", initBin+" -- "+helperBin+" tty", "/dev/null")
-		stdin, err := cmd.StdinPipe()
-		Expect(err).NotTo(HaveOccurred())
-		var out syncBuffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		Expect(cmd.Start()).To(Succeed())
-		defer cmd.Process.Kill()
-
-		report := regexp.MustCompile(`tty pid=(\d+) ppid=(\d+) pgrp=(\d+) fg=(\d+)`)
-		Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(MatchRegexp(report.String()))
-		m := report.FindStringSubmatch(out.String())
+		cmd, stdin, out := onTerminal(t, initLine()+" -- "+helperBin+" tty")
+		Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(MatchRegexp(ttyReport.String()))
+		m := ttyReport.FindStringSubmatch(out.String())
 		program, _ := strconv.Atoi(m[1])
 		init, _ := strconv.Atoi(m[2])
 		Expect(m[3]).To(Equal(m[1]), "the program leads its own process group")
 		Expect(m[4]).To(Equal(m[1]), "the program's group is the terminal's foreground group")
-		Expect(comm(init)).To(Equal("init"))
+		Expect(comm(init)).To(Equal(initComm))
 
 		write := func(s string) {
 			_, err := io.WriteString(stdin, s)
@@ -81,8 +53,85 @@ func testTerminal(t *testing.T, context spec.G, it spec.S) {
 		Eventually(func() string { s, _ := stat(program); return s }, 5*time.Second, 5*time.Millisecond).ShouldNot(Equal("T"), "SIGCONT to the init resumes the program")
 
 		write("q\n")
-		err = cmd.Wait()
+		err := cmd.Wait()
 		Expect(cmd.ProcessState.ExitCode()).To(Equal(5), fmt.Sprint(err, out.String()))
 		Expect(out.String()).To(ContainSubstring("bye"))
 	})
+
+	// ownsTerminal waits for the helper's report and says whether its
+	// process group is the terminal's foreground group.
+	ownsTerminal := func(out *syncBuffer) bool {
+		Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(MatchRegexp(ttyReport.String()))
+		m := ttyReport.FindStringSubmatch(out.String())
+		return m[3] == m[4]
+	}
+
+	for _, c := range []struct{ name, first string }{
+		{"its program exits", "true"},
+		{"its program cannot be executed", "DIR/bad-interpreter"},
+	} {
+		it("gives the terminal back to its own group when "+c.name+", so the next command of the shell gets it", func() {
+			dir := t.TempDir()
+			Expect(os.WriteFile(filepath.Join(dir, "bad-interpreter"), []byte("#!/no/such/interpreter\n"), 0o755)).To(Succeed())
+			first := initLine() + " -- " + replaceDir(c.first, dir)
+			cmd, stdin, out := onTerminal(t, "sh -c '"+first+"; "+initLine()+" -- "+helperBin+" tty'")
+			Expect(ownsTerminal(out)).To(BeTrue(), "the second program's group is the foreground group:\n"+out.String())
+			_, err := io.WriteString(stdin, "q\n")
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("bye"), "the second program read its line")
+			Expect(cmd.Wait()).To(HaveOccurred())
+			Expect(cmd.ProcessState.ExitCode()).To(Equal(5))
+		})
+	}
+
+	it("hands the terminal to the program when a shell brings the init to the foreground", func() {
+		cmd, stdin, out := onTerminal(t, "bash --norc --noprofile -i")
+		write := func(s string) {
+			_, err := io.WriteString(stdin, s)
+			Expect(err).NotTo(HaveOccurred())
+		}
+		write(initLine() + " -- " + helperBin + " tty &\n")
+		Expect(ownsTerminal(out)).To(BeFalse(), "started in the background:\n"+out.String())
+		write("fg\n")
+		time.Sleep(300 * time.Millisecond)
+		write("q\n")
+		Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("bye"), "the program read its line after fg")
+		write("echo status=$?\n")
+		Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("status=5"))
+		write("exit\n")
+		cmd.Wait()
+	})
+
+	it("writes its log lines and is never stopped when the terminal has tostop set", func() {
+		cmd, stdin, out := onTerminal(t, "stty tostop; BPL_INIT_LOG_LEVEL=info "+initLine()+" -- "+helperBin+" tty")
+		Expect(ownsTerminal(out)).To(BeTrue())
+		Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(MatchRegexp(`\[init\] started \S+ as pid \d+ \(init is a child subreaper\), its process group owns the terminal`))
+		_, err := io.WriteString(stdin, "q\n")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cmd.Wait()).To(HaveOccurred())
+		Expect(cmd.ProcessState.ExitCode()).To(Equal(5), out.String())
+		Expect(out.String()).To(ContainSubstring("[init] program exited: exit code 5"))
+	})
+}
+
+// ttyReport is the line the helper's tty mode starts with.
+var ttyReport = regexp.MustCompile(`tty pid=(\d+) ppid=(\d+) pgrp=(\d+) fg=(\d+)`)
+
+// onTerminal runs a shell line with script(1) on a new pseudo-terminal whose
+// input is what the test writes to stdin.
+func onTerminal(t *testing.T, line string) (*exec.Cmd, io.Writer, *syncBuffer) {
+	g := NewWithT(t)
+	cmd := exec.Command("script", "-qfec", line, "/dev/null")
+	stdin, err := cmd.StdinPipe()
+	g.Expect(err).NotTo(HaveOccurred())
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	g.Expect(cmd.Start()).To(Succeed())
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return cmd, stdin, &out
 }

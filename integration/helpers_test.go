@@ -228,9 +228,19 @@ func (p proc) String() string {
 // the ones this listing itself runs.
 func containerProcesses(t *testing.T, id string) []proc {
 	t.Helper()
+	return engineProcesses(t, "docker", id)
+}
+
+// engineProcesses is containerProcesses for a container of engine (docker or podman).
+func engineProcesses(t *testing.T, engine, id string) []proc {
+	t.Helper()
 	const script = `for d in /proc/[0-9]*; do s=$(cat $d/stat 2>/dev/null) || continue; ` +
 		`c=$(tr '\0' ' ' < $d/cmdline 2>/dev/null); echo "$s|$c"; done`
-	out := docker(t, "exec", id, "sh", "-c", "echo self=$$; "+script)
+	r := run(t, 2*time.Minute, nil, engine, "exec", id, "sh", "-c", "echo self=$$; "+script)
+	if r.ExitCode != 0 {
+		t.Fatalf("%s exec %s: exit %d\n%s", engine, id, r.ExitCode, r.Output)
+	}
+	out := strings.TrimSpace(r.Stdout)
 	var self int
 	var procs []proc
 	statLine := regexp.MustCompile(`^(\d+) \((.*)\) (\S) (\d+) `)
@@ -301,9 +311,15 @@ func pid1(t *testing.T, procs []proc) proc {
 // waitForLog waits until the container's log matches re and returns the log.
 func waitForLog(t *testing.T, id string, re *regexp.Regexp, timeout time.Duration) string {
 	t.Helper()
+	return waitForEngineLog(t, "docker", id, re, timeout)
+}
+
+// waitForEngineLog is waitForLog for a container of engine (docker or podman).
+func waitForEngineLog(t *testing.T, engine, id string, re *regexp.Regexp, timeout time.Duration) string {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		logs := run(t, time.Minute, nil, "docker", "logs", id).Output
+		logs := run(t, time.Minute, nil, engine, "logs", id).Output
 		if re.MatchString(logs) {
 			return logs
 		}

@@ -15,8 +15,9 @@ import (
 
 const (
 	initBuildpackID = "pid1-buildpacks/init"
-	// initPath is where the init is at launch: <layers>/<escaped id>/<layer>/bin/init.
-	initPath = "/layers/pid1-buildpacks_init/init/bin/init"
+	// initPath is where the init is at launch: <layers>/<escaped id>/<layer>/sbin/init, out of
+	// the bin/ directories the launcher puts on PATH.
+	initPath = "/layers/pid1-buildpacks_init/init/sbin/init"
 
 	builderWith    = "pid1-buildpacks/builder:with"
 	builderWithout = "pid1-buildpacks/builder:without"
@@ -73,6 +74,10 @@ func TestIntegration(t *testing.T) {
 	suite("LifecycleMatrix", testLifecycleMatrix)
 	suite("Audit", testAudit)
 	suite("BuilderOwnersReadme", testBuilderOwnersReadme)
+	suite("Path", testPath)
+	suite("RunModes", testRunModes)
+	suite("Leftovers", testLeftovers)
+	suite("Podman", testPodman)
 	suite.Run(t)
 }
 

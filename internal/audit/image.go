@@ -4,17 +4,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/pid1-buildpacks/init/internal/initlayer"
 	"github.com/pid1-buildpacks/init/internal/launch"
 	"github.com/pid1-buildpacks/init/internal/rewrite"
 )
 
-// defaultLayersDir is where the lifecycle puts the layers in an app image unless the platform
-// sets CNB_LAYERS_DIR.
-const defaultLayersDir = "/layers"
+// defaultLayersDir and defaultAppDir are where the lifecycle puts the layers and the app in an
+// app image unless the platform sets CNB_LAYERS_DIR or CNB_APP_DIR.
+const (
+	defaultLayersDir = "/layers"
+	defaultAppDir    = "/workspace"
+)
 
 // Image audits an app image: each process type must start through an init, ours (the init
 // buildpack's layer) or one that rewrite.ExistingInit knows. Each type that does not is a
@@ -39,7 +44,12 @@ func Image(ref string, img v1.Image) (Report, error) {
 	if layersDir == "" {
 		layersDir = defaultLayersDir
 	}
-	ours := path.Join(layersDir, launch.EscapeID(InitBuildpackID), "init", "bin", "init")
+	appDir := env["CNB_APP_DIR"]
+	if appDir == "" {
+		appDir = defaultAppDir
+	}
+	layer := path.Join(layersDir, launch.EscapeID(InitBuildpackID), initlayer.LayerName)
+	ours := []string{initlayer.BinaryPath(layer), initlayer.FormerBinaryPath(layer)}
 
 	usesOurs := false
 	for _, p := range md.Processes {
@@ -48,9 +58,10 @@ func Image(ref string, img v1.Image) (Report, error) {
 			return r, fmt.Errorf("unable to read label %s: process type %q: %w", BuildMetadataLabel, p.Type, err)
 		}
 		pr := ProcessReport{Type: p.Type, Command: firstWord(command, p.Direct)}
-		if name, ok := rewrite.ExistingInit(launch.Process{Type: p.Type, Command: command, Direct: p.Direct}, ours); ok {
+		process := launch.Process{Type: p.Type, Command: command, Args: p.Args, Direct: p.Direct}
+		if name, ok := rewrite.ExistingInit(process, appDir, ours...); ok {
 			pr.Init = name
-			if name == ours {
+			if slices.Contains(ours, name) {
 				pr.Init, usesOurs = InitBuildpackID, true
 			}
 		} else {

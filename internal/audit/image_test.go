@@ -13,7 +13,7 @@ func testImage(t *testing.T, context spec.G, it spec.S) {
 	Expect := NewWithT(t).Expect
 
 	const (
-		ours = "/layers/pid1-buildpacks_init/init/bin/init"
+		ours = "/layers/pid1-buildpacks_init/init/sbin/init"
 		web  = `{"type":"web","command":["` + ours + `","--","/workspace/bin/sample-app","serve"],"args":["--name","web"],"direct":true,"buildpackID":"pid1-buildpacks/init"}`
 		bare = `{"type":"worker","command":["/workspace/bin/sample-app","leak"],"args":["20ms"],"direct":true,"buildpackID":"samples/processes"}`
 	)
@@ -47,9 +47,21 @@ func testImage(t *testing.T, context spec.G, it spec.S) {
 			processes: []audit.ProcessReport{{Type: "a", Command: "/usr/bin/tini", Init: "tini"}, {Type: "b", Command: "dumb-init", Init: "dumb-init"},
 				{Type: "c", Command: "/bin/catatonit", Init: "catatonit"}, {Type: "d", Command: "tini-static", Init: "tini-static"}}},
 		{name: "our init under a layers directory the platform moved", labels: metadata(
-			`{"type":"web","command":["/cnb-layers/pid1-buildpacks_init/init/bin/init","--","app"],"direct":true}`),
+			`{"type":"web","command":["/cnb-layers/pid1-buildpacks_init/init/sbin/init","--","app"],"direct":true}`),
 			env: []string{"CNB_LAYERS_DIR=/cnb-layers"}, covered: true,
-			processes: []audit.ProcessReport{{Type: "web", Command: "/cnb-layers/pid1-buildpacks_init/init/bin/init", Init: "pid1-buildpacks/init"}}},
+			processes: []audit.ProcessReport{{Type: "web", Command: "/cnb-layers/pid1-buildpacks_init/init/sbin/init", Init: "pid1-buildpacks/init"}}},
+		{name: "our init at its former path, bin/init, in an image of an earlier version", labels: metadata(
+			`{"type":"web","command":["/layers/pid1-buildpacks_init/init/bin/init","--","app"],"direct":true}`),
+			covered:   true,
+			processes: []audit.ProcessReport{{Type: "web", Command: "/layers/pid1-buildpacks_init/init/bin/init", Init: "pid1-buildpacks/init"}}},
+		{name: "tini through env, with its arguments in args", labels: metadata(
+			`{"type":"web","command":["/usr/bin/env"],"args":["TZ=UTC","tini","--","app"],"direct":true}`),
+			covered:   true,
+			processes: []audit.ProcessReport{{Type: "web", Command: "/usr/bin/env", Init: "tini"}}},
+		{name: "an app file that is merely named tini", labels: metadata(
+			`{"type":"web","command":["/workspace/tini","serve"],"direct":true}`),
+			problems:  []string{"process type web starts /workspace/tini, not an init"},
+			processes: []audit.ProcessReport{{Type: "web", Command: "/workspace/tini"}}},
 		{name: "a type without an init", labels: metadata(web, bare),
 			problems:  []string{"process type worker starts /workspace/bin/sample-app, not an init"},
 			processes: []audit.ProcessReport{{Type: "web", Command: ours, Init: "pid1-buildpacks/init"}, {Type: "worker", Command: "/workspace/bin/sample-app"}}},

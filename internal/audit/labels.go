@@ -74,6 +74,7 @@ type buildMetadata struct {
 		Type string `json:"type"`
 		// Command is an array since Platform API 0.10, a string before.
 		Command     json.RawMessage `json:"command"`
+		Args        []string        `json:"args"`
 		Direct      bool            `json:"direct"`
 		BuildpackID string          `json:"buildpackID"`
 	} `json:"processes"`

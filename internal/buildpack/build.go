@@ -65,7 +65,7 @@ func (b Build) Build(context libcnb.BuildContext) (libcnb.BuildResult, error) {
 	}
 	result.Layers = append(result.Layers, layer)
 
-	processes, err := b.wrapProcesses(context.Layers.Path, info.ID, initlayer.BinaryPath(layer.Path), cfg)
+	processes, err := b.wrapProcesses(context.Layers.Path, info.ID, context.ApplicationPath, layer.Path, cfg)
 	if err != nil {
 		return result, err
 	}
@@ -73,8 +73,9 @@ func (b Build) Build(context libcnb.BuildContext) (libcnb.BuildResult, error) {
 	return result, nil
 }
 
-// wrapProcesses returns the wrapped process types to write in this buildpack's launch.toml.
-func (b Build) wrapProcesses(layersDir, ownID, initPath string, cfg config.Config) ([]libcnb.Process, error) {
+// wrapProcesses returns the wrapped process types to write in this buildpack's launch.toml; the
+// init is in the layer at initLayer.
+func (b Build) wrapProcesses(layersDir, ownID, appDir, initLayer string, cfg config.Config) ([]libcnb.Process, error) {
 	b.Logger.Header("Wrapping process types")
 
 	collection, err := launch.Collect(layersDir, ownID)
@@ -91,6 +92,7 @@ func (b Build) wrapProcesses(layersDir, ownID, initPath string, cfg config.Confi
 		return nil, nil
 	}
 
+	initPath := initlayer.BinaryPath(initLayer)
 	defined := map[string]bool{}
 	var wrapped []libcnb.Process
 	for _, p := range merged.Processes {
@@ -104,7 +106,7 @@ func (b Build) wrapProcesses(layersDir, ownID, initPath string, cfg config.Confi
 			b.warn(fmt.Sprintf("process type %q has exec-env %v, which Buildpack API 0.10 cannot declare: left as is", p.Type, p.ExecEnv))
 			continue
 		}
-		if name, ok := rewrite.ExistingInit(p, initPath); ok {
+		if name, ok := rewrite.ExistingInit(p, appDir, initPath, initlayer.FormerBinaryPath(initLayer)); ok {
 			b.Logger.Bodyf("%s: already starts with %s, not wrapped twice: %s", p.Type, name, before)
 			continue
 		}

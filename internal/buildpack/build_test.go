@@ -106,7 +106,7 @@ func testBuild(t *testing.T, context spec.G, it spec.S) {
 		Expect(out).To(ContainSubstring("supervised: already starts with tini, not wrapped twice: tini -- server"))
 		Expect(out).To(ContainSubstring(`working-dir is not supported by Buildpack API 0.7`))
 
-		layer, err := os.ReadFile(filepath.Join(w.layersDir, "init", "bin", "init"))
+		layer, err := os.ReadFile(filepath.Join(w.layersDir, "init", "sbin", "init"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(layer)).To(Equal("fake init for " + runtime.GOARCH))
 		var layerTOML struct {
@@ -117,6 +117,7 @@ func testBuild(t *testing.T, context spec.G, it spec.S) {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(layerTOML.Types).To(Equal(map[string]bool{"launch": true, "build": false, "cache": false}))
 		Expect(layerTOML.Metadata).To(HaveKey("sha256"))
+		Expect(layerTOML.Metadata).To(HaveKeyWithValue("path", "sbin/init"), "a layer of an earlier version, with bin/init, is not reused")
 		Expect(filepath.Join(w.layersDir, "init.sbom.cdx.json")).To(BeARegularFile())
 		Expect(filepath.Join(w.layersDir, "init.sbom.syft.json")).To(BeARegularFile())
 	})
@@ -140,6 +141,31 @@ func testBuild(t *testing.T, context spec.G, it spec.S) {
 		Expect(os.ReadFile(filepath.Join(w.layersDir, "init.toml"))).To(Equal(firstTOML))
 		second, _ := w.processes()
 		Expect(second).To(Equal(first))
+	})
+
+	it("recognises our init at its former path and tini in the image, and wraps an app file named tini", func() {
+		app, err := os.Getwd() // libcnb's application directory
+		Expect(err).NotTo(HaveOccurred())
+		former := filepath.Join(w.layersDir, "init", "bin", "init")
+		w.group([2]string{"a/one", "0.10"}, [2]string{ownID, "0.10"})
+		w.launch("a/one", `
+[[processes]]
+  type = "old"
+  command = ["`+former+`", "--", "server"]
+[[processes]]
+  type = "released"
+  command = ["/usr/local/bin/tini-static-amd64", "--", "server"]
+[[processes]]
+  type = "app"
+  command = ["`+filepath.Join(app, "tini")+`", "serve"]
+`)
+
+		out, exit := w.build()
+		Expect(exit.err).NotTo(HaveOccurred())
+		processes, _ := w.processes()
+		Expect(processes).To(Equal([]writtenProcess{{Type: "app", Command: []string{w.initPath, "--", filepath.Join(app, "tini"), "serve"}}}))
+		Expect(out).To(ContainSubstring("old: already starts with " + former + ", not wrapped twice"))
+		Expect(out).To(ContainSubstring("released: already starts with tini-static-amd64, not wrapped twice"))
 	})
 
 	it("keeps a default that a later buildpack did not override, and drops one that it did", func() {
@@ -197,7 +223,7 @@ func testBuild(t *testing.T, context spec.G, it spec.S) {
 		Expect(out).To(ContainSubstring("No process types defined by earlier buildpacks: nothing to wrap"))
 		_, ok := w.processes()
 		Expect(ok).To(BeFalse())
-		Expect(filepath.Join(w.layersDir, "init", "bin", "init")).To(BeARegularFile())
+		Expect(filepath.Join(w.layersDir, "init", "sbin", "init")).To(BeARegularFile())
 	})
 
 	it("falls back to the launch.toml files present when group.toml is missing, warning about duplicates", func() {
@@ -254,7 +280,7 @@ func testBuild(t *testing.T, context spec.G, it spec.S) {
 
 		_, exit := w.build()
 		Expect(exit.err).NotTo(HaveOccurred())
-		Expect(os.ReadFile(filepath.Join(w.layersDir, "init", "bin", "init"))).To(Equal([]byte("fake init for " + other)))
+		Expect(os.ReadFile(filepath.Join(w.layersDir, "init", "sbin", "init"))).To(Equal([]byte("fake init for " + other)))
 	})
 
 	type failure struct {

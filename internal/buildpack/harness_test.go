@@ -45,7 +45,7 @@ func newWorkspace(t *testing.T) *workspace {
 	w.layersRoot = filepath.Join(w.root, "layers")
 	w.layersDir = filepath.Join(w.layersRoot, "pid1-buildpacks_init")
 	w.buildpack = filepath.Join(w.root, "buildpack")
-	w.initPath = filepath.Join(w.layersDir, "init", "bin", "init")
+	w.initPath = filepath.Join(w.layersDir, "init", "sbin", "init")
 
 	descriptor, err := os.ReadFile(filepath.Join("..", "..", "buildpack.toml"))
 	must(t, err)

@@ -18,14 +18,29 @@ import (
 // LayerName is the name of the launch layer holding the init.
 const LayerName = "init"
 
+// BinaryDir is the directory of the layer that holds the init. The launcher prepends every
+// launch layer's bin/ to PATH and lib/ to LD_LIBRARY_PATH (lifecycle env.POSIXLaunchEnv); sbin/ is
+// neither, so the app's PATH does not find our init when it runs `init` by name.
+const BinaryDir = "sbin"
+
+// relativeBinaryPath is where the init is inside its layer.
+var relativeBinaryPath = filepath.Join(BinaryDir, "init")
+
 // BinaryPath returns where the init is inside a layer at layerPath.
 func BinaryPath(layerPath string) string {
+	return filepath.Join(layerPath, relativeBinaryPath)
+}
+
+// FormerBinaryPath returns where earlier versions of this buildpack put the init inside the
+// layer at layerPath: bin/init, which the launcher put on the app's PATH. A process that starts
+// with it already has our init.
+func FormerBinaryPath(layerPath string) string {
 	return filepath.Join(layerPath, "bin", "init")
 }
 
-// Contributor copies the init binary into the launch layer "init" as bin/init. The layer's
-// metadata is the binary's sha256, so an unchanged binary reuses the layer of the previous image.
-// It adds nothing to PATH or to the environment.
+// Contributor copies the init binary into the launch layer "init" as sbin/init. The layer's
+// metadata is the binary's sha256 and path, so an unchanged binary reuses the layer of the previous image.
+// The metadata also names that path. It adds nothing to PATH or to the environment.
 type Contributor struct {
 	// Source is the init binary shipped with the buildpack.
 	Source string
@@ -46,7 +61,9 @@ func NewContributor(source string, info libcnb.BuildpackInfo, arch string, logge
 	if err != nil {
 		return Contributor{}, err
 	}
-	expected := map[string]interface{}{"sha256": sum}
+	// The path is part of the metadata so that a layer of an earlier version, with the same binary
+	// at bin/init, is not reused where the processes name sbin/init.
+	expected := map[string]interface{}{"sha256": sum, "path": relativeBinaryPath}
 	return Contributor{
 		Source:    source,
 		SHA256:    sum,
@@ -62,7 +79,7 @@ func (c Contributor) Name() string {
 	return LayerName
 }
 
-// Contribute fills layer with bin/init unless the previous image's layer has the same metadata,
+// Contribute fills layer with sbin/init unless the previous image's layer has the same metadata,
 // then writes the layer's SBOM files (CycloneDX and Syft JSON) in both cases.
 func (c Contributor) Contribute(layer *libcnb.Layer) error {
 	err := c.layer.Contribute(layer, func(layer *libcnb.Layer) error {

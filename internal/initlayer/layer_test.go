@@ -64,14 +64,14 @@ func testContributor(t *testing.T, context spec.G, it spec.S) {
 		return layer
 	}
 
-	it("copies the init to bin/init of a launch-only layer whose metadata is its sha256", func() {
+	it("copies the init to sbin/init of a launch-only layer whose metadata is its sha256 and path", func() {
 		layer := contribute()
 
 		Expect(layer.Name).To(Equal("init"))
 		Expect(layer.LayerTypes).To(Equal(libcnb.LayerTypes{Launch: true}))
-		Expect(layer.Metadata).To(Equal(map[string]interface{}{"sha256": sum("fake init, version 1")}))
+		Expect(layer.Metadata).To(Equal(map[string]interface{}{"sha256": sum("fake init, version 1"), "path": "sbin/init"}))
 
-		bin := filepath.Join(layers.Path, "init", "bin", "init")
+		bin := filepath.Join(layers.Path, "init", "sbin", "init")
 		Expect(initlayer.BinaryPath(layer.Path)).To(Equal(bin))
 		Expect(os.ReadFile(bin)).To(Equal([]byte("fake init, version 1")))
 		fi, err := os.Stat(bin)
@@ -80,9 +80,13 @@ func testContributor(t *testing.T, context spec.G, it spec.S) {
 
 		Expect(out.String()).To(ContainSubstring("PID 1 init"))
 		Expect(out.String()).To(ContainSubstring("Contributing to layer"))
+		// The launcher adds <layer>/bin to PATH and <layer>/lib to LD_LIBRARY_PATH: the layer
+		// has neither, nor env/, profile.d/ or exec.d/.
 		entries, err := os.ReadDir(layer.Path)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(entries).To(HaveLen(1)) // bin only: no env, no profile.d, nothing on PATH
+		Expect(entries).To(HaveLen(1))
+		Expect(entries[0].Name()).To(Equal("sbin"))
+		Expect(initlayer.FormerBinaryPath(layer.Path)).To(Equal(filepath.Join(layers.Path, "init", "bin", "init")))
 	})
 
 	it("writes CycloneDX and Syft SBOMs naming the init and its digest", func() {
@@ -118,7 +122,7 @@ func testContributor(t *testing.T, context spec.G, it spec.S) {
 		Expect(syft.Artifacts[0].Name).To(Equal("pid1-init"))
 		Expect(syft.Artifacts[0].PURL).To(Equal("pkg:generic/pid1-buildpacks/init@0.1.0?arch=amd64"))
 		Expect(syft.Artifacts[0].Licenses).To(Equal([]string{"Apache-2.0"}))
-		Expect(syft.Artifacts[0].Locations[0].Path).To(Equal("bin/init"))
+		Expect(syft.Artifacts[0].Locations[0].Path).To(Equal("sbin/init"))
 		Expect(syft.Source.Target).To(Equal(filepath.Join(layers.Path, "init")))
 	})
 
@@ -137,7 +141,7 @@ func testContributor(t *testing.T, context spec.G, it spec.S) {
 			Expect(out.String()).To(ContainSubstring("Reusing cached layer"))
 			Expect(filepath.Join(layers.Path, "init")).NotTo(BeADirectory()) // the exporter reuses the previous image's layer
 			Expect(first.LayerTypes).To(Equal(libcnb.LayerTypes{Launch: true}))
-			Expect(first.Metadata).To(Equal(map[string]interface{}{"sha256": sum("fake init, version 1")}))
+			Expect(first.Metadata).To(Equal(map[string]interface{}{"sha256": sum("fake init, version 1"), "path": "sbin/init"}))
 			Expect(filepath.Join(layers.Path, "init.sbom.cdx.json")).To(BeARegularFile())
 			Expect(filepath.Join(layers.Path, "init.sbom.syft.json")).To(BeARegularFile())
 
@@ -153,8 +157,18 @@ func testContributor(t *testing.T, context spec.G, it spec.S) {
 			layer := contribute()
 			Expect(out.String()).To(ContainSubstring("Contributing to layer"))
 			Expect(out.String()).NotTo(ContainSubstring("Reusing"))
-			Expect(os.ReadFile(filepath.Join(layers.Path, "init", "bin", "init"))).To(Equal([]byte("fake init, version 2")))
-			Expect(layer.Metadata).To(Equal(map[string]interface{}{"sha256": sum("fake init, version 2")}))
+			Expect(os.ReadFile(filepath.Join(layers.Path, "init", "sbin", "init"))).To(Equal([]byte("fake init, version 2")))
+			Expect(layer.Metadata).To(Equal(map[string]interface{}{"sha256": sum("fake init, version 2"), "path": "sbin/init"}))
+		})
+
+		it("contributes the layer again when the previous image's layer has the same init at bin/init", func() {
+			// init.toml as an earlier version of the buildpack wrote it: the sha256 alone.
+			Expect(os.WriteFile(filepath.Join(layers.Path, "init.toml"),
+				[]byte("[types]\n  launch = true\n[metadata]\n  sha256 = \""+sum("fake init, version 1")+"\"\n"), 0644)).To(Succeed())
+			contribute()
+			Expect(out.String()).To(ContainSubstring("Contributing to layer"))
+			Expect(out.String()).NotTo(ContainSubstring("Reusing"))
+			Expect(filepath.Join(layers.Path, "init", "sbin", "init")).To(BeARegularFile())
 		})
 	})
 

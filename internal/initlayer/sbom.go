@@ -27,7 +27,7 @@ func (c Contributor) licenses() []string {
 	return licenses
 }
 
-// writeSBOM writes <layer>.sbom.cdx.json and <layer>.sbom.syft.json describing bin/init. Their
+// writeSBOM writes <layer>.sbom.cdx.json and <layer>.sbom.syft.json describing sbin/init. Their
 // content depends only on the buildpack, the architecture and the binary's digest, so a rebuild
 // writes the same bytes.
 func (c Contributor) writeSBOM(layer libcnb.Layer) error {
@@ -98,7 +98,7 @@ func (c Contributor) writeSyft(layer libcnb.Layer) error {
 		Version:   c.Buildpack.Version,
 		Type:      "UnknownPackage",
 		FoundBy:   c.Buildpack.ID,
-		Locations: []sbom.SyftLocation{{Path: "bin/init"}},
+		Locations: []sbom.SyftLocation{{Path: relativeBinaryPath}},
 		Licenses:  c.licenses(),
 		CPEs:      []string{fmt.Sprintf("cpe:2.3:a:%s:%s:%s:*:*:*:*:*:*:*", "pid1-buildpacks", componentName, c.Buildpack.Version)},
 		PURL:      c.purl(),

@@ -151,3 +151,29 @@ func FuzzWrap(f *testing.F) {
 		}
 	})
 }
+
+// FuzzExistingInit runs random shell lines and argvs through ExistingInit: it must not panic,
+// and what it recognises is ours or a file name that the process names.
+func FuzzExistingInit(f *testing.F) {
+	const appDir = "/workspace"
+	f.Add("exec tini -- app", "env\x00-S\x00tini --")
+	f.Add(`A="$B" exec -a x 'dumb-init' app | cat`, "bash\x00-ec\x00exec tini -- a")
+	f.Add("# c\ntini-static-amd64 -- a \\\n b", "/workspace/tini")
+	f.Add("exec \"tini\" -- a; x", "sh\x00-c\x00exec env -u X /usr/bin/catatonit --")
+
+	f.Fuzz(func(t *testing.T, line, argv string) {
+		for _, p := range []launch.Process{
+			{Command: []string{line}, Legacy: true},
+			{Command: []string{line}, Args: []string{"a"}, Legacy: true},
+			{Command: strings.Split(argv, "\x00"), Direct: true},
+		} {
+			name, ok := rewrite.ExistingInit(p, appDir, initPath)
+			switch {
+			case !ok && name != "":
+				t.Fatalf("%q: not recognised, yet named %q", p.Command, name)
+			case ok && name != initPath && (strings.Contains(name, "/") || !strings.Contains(line+argv, name)):
+				t.Fatalf("%q recognised as %q, which is neither ours nor a name it holds", p.Command, name)
+			}
+		}
+	})
+}

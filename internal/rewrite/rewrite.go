@@ -4,9 +4,6 @@
 package rewrite
 
 import (
-	"path/filepath"
-	"strings"
-
 	"github.com/buildpacks/libcnb/v2"
 
 	"github.com/pid1-buildpacks/init/internal/launch"
@@ -17,33 +14,6 @@ const Separator = "--"
 
 // Bash is the shell the launcher runs Buildpack API 0.8 shell processes with.
 const Bash = "/bin/bash"
-
-// knownInits are the basenames of inits that already reap zombies and forward signals.
-var knownInits = []string{"tini", "tini-static", "dumb-init", "catatonit"}
-
-// ExistingInit returns the name of the init p already starts with, and true, when the first
-// element of its command (for a shell process, the first word of the command line) is ours at
-// initPath or one of tini, tini-static, dumb-init and catatonit.
-func ExistingInit(p launch.Process, initPath string) (string, bool) {
-	first := p.Command[0]
-	if !p.Direct {
-		fields := strings.Fields(first)
-		if len(fields) == 0 {
-			return "", false
-		}
-		first = fields[0]
-	}
-	if first == initPath {
-		return first, true
-	}
-	base := filepath.Base(first)
-	for _, name := range knownInits {
-		if base == name {
-			return base, true
-		}
-	}
-	return "", false
-}
 
 // Wrap returns the Buildpack API 0.10 process that starts p through the init at initPath, keeping
 // its type, working directory and the given default flag.

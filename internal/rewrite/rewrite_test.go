@@ -12,7 +12,7 @@ import (
 	"github.com/pid1-buildpacks/init/internal/tabletest"
 )
 
-const initPath = "/layers/pid1-buildpacks_init/init/bin/init"
+const initPath = "/layers/pid1-buildpacks_init/init/sbin/init"
 
 func testWrap(t *testing.T, context spec.G, it spec.S) {
 	Expect := NewWithT(t).Expect
@@ -92,28 +92,80 @@ func testWrap(t *testing.T, context spec.G, it spec.S) {
 func testExistingInit(t *testing.T, context spec.G, it spec.S) {
 	Expect := NewWithT(t).Expect
 
+	const (
+		appDir     = "/workspace"
+		formerPath = "/layers/pid1-buildpacks_init/init/bin/init"
+	)
+	direct := func(command ...string) launch.Process {
+		return launch.Process{Command: command, Direct: true, API: "0.10"}
+	}
+	shell := func(line string, args ...string) launch.Process {
+		return launch.Process{Command: []string{line}, Args: args, Legacy: true, API: "0.8"}
+	}
+
 	type existing struct {
 		in   launch.Process
-		name string
-		ok   bool
+		name string // "" when p has no init
 	}
 	for name, tc := range tabletest.Sorted(map[string]existing{
-		"our init":                 {in: launch.Process{Command: []string{initPath, "--", "a"}, Direct: true}, name: initPath, ok: true},
-		"tini by name":             {in: launch.Process{Command: []string{"tini", "--", "a"}, Direct: true}, name: "tini", ok: true},
-		"tini-static by path":      {in: launch.Process{Command: []string{"/usr/bin/tini-static", "a"}, Direct: true}, name: "tini-static", ok: true},
-		"dumb-init":                {in: launch.Process{Command: []string{"/usr/local/bin/dumb-init"}, Args: []string{"a"}, Direct: true, Legacy: true}, name: "dumb-init", ok: true},
-		"catatonit":                {in: launch.Process{Command: []string{"catatonit", "--", "x"}, Direct: true}, name: "catatonit", ok: true},
-		"a shell line with tini":   {in: launch.Process{Command: []string{"  tini -- bundle exec puma"}, Legacy: true}, name: "tini", ok: true},
-		"a plain command":          {in: launch.Process{Command: []string{"java", "-jar", "tini"}, Direct: true}, ok: false},
-		"a command named like one": {in: launch.Process{Command: []string{"/usr/bin/tinix"}, Direct: true}, ok: false},
-		"another init binary":      {in: launch.Process{Command: []string{"/other/bin/init"}, Direct: true}, ok: false},
-		"an empty shell line":      {in: launch.Process{Command: []string{"   "}, Legacy: true}, ok: false},
-		"a direct command of spaces with tini as a word": {in: launch.Process{Command: []string{"tini --"}, Direct: true, Legacy: true}, ok: false},
+		"our init":                                       {in: direct(initPath, "--", "a"), name: initPath},
+		"our init at its former path":                    {in: direct(formerPath, "--", "a"), name: formerPath},
+		"tini by name":                                   {in: direct("tini", "--", "a"), name: "tini"},
+		"tini-static by path":                            {in: direct("/usr/bin/tini-static", "a"), name: "tini-static"},
+		"tini's release name tini-amd64":                 {in: direct("/usr/local/bin/tini-amd64", "--", "a"), name: "tini-amd64"},
+		"tini-static-arm64":                              {in: direct("/tini-static-arm64", "--", "a"), name: "tini-static-arm64"},
+		"tini-static-muslc-amd64":                        {in: direct("tini-static-muslc-amd64", "--", "a"), name: "tini-static-muslc-amd64"},
+		"tini-armhf":                                     {in: direct("/sbin/tini-armhf", "a"), name: "tini-armhf"},
+		"docker-init":                                    {in: direct("/usr/bin/docker-init", "--", "a"), name: "docker-init"},
+		"dumb-init":                                      {in: launch.Process{Command: []string{"/usr/local/bin/dumb-init"}, Args: []string{"a"}, Direct: true, Legacy: true}, name: "dumb-init"},
+		"dumb-init's release name":                       {in: direct("/usr/local/bin/dumb-init_1.2.5_x86_64", "a"), name: "dumb-init_1.2.5_x86_64"},
+		"catatonit":                                      {in: direct("catatonit", "--", "x"), name: "catatonit"},
+		"tini in a buildpack's layer":                    {in: direct("/layers/paketo-buildpacks_tini/tini/bin/tini", "--", "a"), name: "tini"},
+		"env then tini":                                  {in: direct("/usr/bin/env", "tini", "--", "a"), name: "tini"},
+		"env with options and variables":                 {in: direct("env", "-i", "-u", "HOME", "--unset=X", "-C", "/w", "PORT=8080", "A=", "tini-static", "--", "a"), name: "tini-static"},
+		"env -S with the init in it":                     {in: direct("/usr/bin/env", "-S", "dumb-init --", "a"), name: "dumb-init"},
+		"env --":                                         {in: direct("/bin/env", "--", "X=1", "catatonit", "--", "a"), name: "catatonit"},
+		"env with the command in args":                   {in: launch.Process{Command: []string{"env"}, Args: []string{"tini", "--", "a"}, Direct: true, Legacy: true}, name: "tini"},
+		"a shell line starting with tini":                {in: shell("  tini -- bundle exec puma"), name: "tini"},
+		"a shell line exec tini":                         {in: shell("exec tini -- bundle exec puma"), name: "tini"},
+		"a shell line exec with options":                 {in: shell(`exec -a puma /usr/bin/tini-amd64 -s -- bundle exec puma "$PORT"`), name: "tini-amd64"},
+		"a shell line with assignments":                  {in: shell(`RACK_ENV=production PORT="$PORT" exec env X=1 tini -- puma`), name: "tini"},
+		"a shell line after a comment":                   {in: shell("# start\n\nexec 'tini' -- puma; echo unreachable"), name: "tini"},
+		"a shell line that is the init alone, with args": {in: shell("tini", "--", "puma"), name: "tini"},
+		"bash -c exec tini":                              {in: direct("bash", "-c", "exec tini -- app"), name: "tini"},
+		"bash -ec tini as the only command":              {in: direct("/bin/bash", "-e", "-o", "pipefail", "-c", "tini -- app \"$@\"", "bash"), name: "tini"},
+		"sh -c exec dumb-init":                           {in: direct("/bin/sh", "-c", "exec dumb-init app"), name: "dumb-init"},
+		"env then bash -c exec tini":                     {in: direct("/usr/bin/env", "bash", "-lc", "exec tini -- app"), name: "tini"},
+
+		"an app binary named tini":                     {in: direct("/workspace/tini", "serve")},
+		"an app binary named tini, relative":           {in: direct("./tini", "serve")},
+		"an app binary in a subdirectory":              {in: direct("bin/tini-amd64", "serve")},
+		"an app binary named tini, after env":          {in: direct("/usr/bin/env", "/workspace/bin/tini", "serve")},
+		"an app binary named tini, shell line":         {in: shell("exec /workspace/tini serve")},
+		"an app path escaping nothing":                 {in: direct("/workspace/../workspace/tini")},
+		"an env of the app's":                          {in: direct("/workspace/env", "tini", "--", "a")},
+		"a plain command":                              {in: direct("java", "-jar", "tini")},
+		"a command named like one":                     {in: direct("/usr/bin/tinix")},
+		"tini with an unknown suffix":                  {in: direct("/usr/bin/tini-foo")},
+		"another init binary":                          {in: direct("/other/bin/init")},
+		"an empty shell line":                          {in: shell("   ")},
+		"a direct command of spaces with tini":         {in: launch.Process{Command: []string{"tini --"}, Direct: true, Legacy: true}},
+		"a shell line whose init is a variable":        {in: shell("exec $INIT -- app")},
+		"a shell line whose init is a glob":            {in: shell("exec /usr/bin/tin? -- app")},
+		"a shell line with tini then more":             {in: shell("tini -- app; echo done")},
+		"a shell line with tini in a pipeline":         {in: shell("exec tini -- app | tee log")},
+		"a shell line with tini in the background":     {in: shell("exec tini -- app & wait")},
+		"a shell line whose first command is not tini": {in: shell("cd /w && exec tini -- app")},
+		"a shell line of several words, with args":     {in: shell("tini -- puma", "-p", "80")},
+		"sh -c tini without exec, which dash keeps":    {in: direct("sh", "-c", "tini -- app")},
+		"bash running a script file":                   {in: direct("bash", "tini")},
+		"an unterminated quote":                        {in: shell("exec 'tini -- app")},
+		"env with nothing to run":                      {in: direct("env", "-i")},
 	}) {
 		tc := tc
 		it("recognises "+name, func() {
-			name, ok := rewrite.ExistingInit(tc.in, initPath)
-			Expect(ok).To(Equal(tc.ok))
+			name, ok := rewrite.ExistingInit(tc.in, appDir, initPath, formerPath)
+			Expect(ok).To(Equal(tc.name != ""))
 			Expect(name).To(Equal(tc.name))
 		})
 	}

@@ -1,9 +1,22 @@
 // Package logger writes the init's messages to standard error, one line each,
 // prefixed with "[init] " so that they stand apart from the program's output.
+//
+// Messages are queued and written by one goroutine on a thread of its own,
+// so that a standard error nobody reads never stalls the init: the caller
+// never blocks, and when the queue is full the message is dropped and
+// counted. On that thread SIGPIPE, SIGXFSZ, SIGTTIN and SIGTTOU are blocked:
+// a write to a closed pipe, past a file size limit or to a terminal the
+// init is in the background of raises no signal that the init would take
+// for one sent to it (and forward), and never stops the init. After a write
+// fails (EPIPE, EFBIG, EIO ...) the logger writes nothing more.
 package logger
 
 import (
-	"strings"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -13,25 +26,33 @@ import (
 // Prefix starts every line the init writes.
 const Prefix = "[init] "
 
+// queueSize is how many messages wait to be written before new ones are
+// dropped; batchSize how many bytes one write(2) carries at most (a pipe
+// writes up to 4096 bytes atomically).
+const (
+	queueSize = 4096
+	batchSize = 4096
+)
+
 // Logger writes the messages at or below its level.
 type Logger struct {
 	Level config.Level
 }
 
 // Error writes a message whatever the level.
-func (l Logger) Error(parts ...string) { write(parts) }
+func (l Logger) Error(parts ...string) { enqueue(parts) }
 
 // Info writes a message when the level is info or debug.
 func (l Logger) Info(parts ...string) {
 	if l.Level >= config.LevelInfo {
-		write(parts)
+		enqueue(parts)
 	}
 }
 
 // Debug writes a message when the level is debug.
 func (l Logger) Debug(parts ...string) {
 	if l.Level >= config.LevelDebug {
-		write(parts)
+		enqueue(parts)
 	}
 }
 
@@ -42,19 +63,105 @@ func (l Logger) InfoEnabled() bool { return l.Level >= config.LevelInfo }
 // DebugEnabled reports whether debug messages are written.
 func (l Logger) DebugEnabled() bool { return l.Level >= config.LevelDebug }
 
-// write sends the line with a single write(2) so that lines from the init
-// are not interleaved with each other. Errors are dropped: standard error is
-// the only place the init could report them.
-func write(parts []string) {
-	line := Prefix + strings.Join(parts, "") + "\n"
-	for len(line) > 0 {
-		n, err := unix.Write(2, []byte(line))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n <= 0 {
-			return
-		}
-		line = line[n:]
+// message is a line to write, or, with flushed set, a request to be told
+// when every line queued before it has been written.
+type message struct {
+	line    string
+	flushed chan struct{}
+}
+
+var (
+	start   sync.Once
+	queue   chan message
+	dropped atomic.Int64
+)
+
+// enqueue queues a line, starting the writer on the first one.
+func enqueue(parts []string) {
+	start.Do(startWriter)
+	select {
+	case queue <- message{line: line(parts)}:
+	default:
+		dropped.Add(1)
 	}
+}
+
+// line joins the parts of a message into a line. (strings.Join would add
+// a kilobyte to the binary.)
+func line(parts []string) string {
+	line := Prefix
+	for _, part := range parts {
+		line += part
+	}
+	return line + "\n"
+}
+
+// Flush waits until every message queued so far has been written, or for at
+// most timeout when standard error does not take them.
+func Flush(timeout time.Duration) {
+	start.Do(startWriter)
+	flushed := make(chan struct{})
+	expired := make(chan struct{})
+	timer := time.AfterFunc(timeout, func() { close(expired) })
+	defer timer.Stop()
+	select {
+	case queue <- message{flushed: flushed}:
+	case <-expired:
+		return
+	}
+	select {
+	case <-flushed:
+	case <-expired:
+	}
+}
+
+func startWriter() {
+	queue = make(chan message, queueSize)
+	go writer()
+}
+
+// writer writes the queued lines, as many as are waiting in one write(2),
+// and reports dropped ones. It never returns.
+func writer() {
+	runtime.LockOSThread()
+	var blocked unix.Sigset_t
+	for _, sig := range []unix.Signal{unix.SIGPIPE, unix.SIGXFSZ, unix.SIGTTIN, unix.SIGTTOU} {
+		blocked.Val[(sig-1)/64] |= 1 << ((uint(sig) - 1) % 64)
+	}
+	broken := unix.PthreadSigmask(unix.SIG_BLOCK, &blocked, nil) != nil
+	var buf []byte
+	for m := range queue {
+		buf = append(buf[:0], m.line...)
+		for m.flushed == nil && len(buf) < batchSize && len(queue) > 0 {
+			m = <-queue // the writer is the only receiver: this does not block
+			buf = append(buf, m.line...)
+		}
+		if n := dropped.Swap(0); n > 0 {
+			buf = append(buf, Prefix+strconv.FormatInt(n, 10)+" messages dropped: standard error did not take them\n"...)
+		}
+		if !broken {
+			broken = !write(buf)
+		}
+		if m.flushed != nil {
+			close(m.flushed)
+		}
+	}
+}
+
+// write writes buf to standard error and reports whether standard error can
+// still be written to. A full non-blocking standard error drops buf.
+func write(buf []byte) bool {
+	for len(buf) > 0 {
+		n, err := unix.Write(2, buf)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return true
+		case err != nil || n <= 0:
+			return false
+		}
+		buf = buf[n:]
+	}
+	return true
 }

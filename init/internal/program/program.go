@@ -4,6 +4,7 @@ package program
 
 import (
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -77,8 +78,24 @@ func checkFile(path string) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return &Error{path, "Permission denied", ExitNotExecutable}
 	}
-	if err := unix.Access(path, unix.X_OK); err != nil {
+	if err := executable(path); err != nil {
 		return ExecError(path, err)
+	}
+	return nil
+}
+
+// executable is access(path, X_OK) as the kernel answers it. (unix.Access
+// would bring x/sys's emulation of faccessat2's flags, with getgroups, into
+// the binary; the init needs none of it.)
+func executable(path string) error {
+	p, err := unix.BytePtrFromString(path)
+	if err != nil {
+		return err
+	}
+	atFDCWD := unix.AT_FDCWD
+	_, _, errno := unix.Syscall6(unix.SYS_FACCESSAT, uintptr(atFDCWD), uintptr(unsafe.Pointer(p)), unix.X_OK, 0, 0, 0)
+	if errno != 0 {
+		return errno
 	}
 	return nil
 }

@@ -12,9 +12,15 @@ import (
 // Reap collects every child that has exited, without blocking, calling
 // exited for each. It returns whether children remain (alive or stopped).
 func Reap(exited func(pid int, status unix.WaitStatus)) (remaining bool) {
+	return ReapOrStopped(0, exited)
+}
+
+// ReapOrStopped is Reap that also reports children that stopped, with
+// options unix.WUNTRACED (status.Stopped() then holds; the child remains).
+func ReapOrStopped(options int, exited func(pid int, status unix.WaitStatus)) (remaining bool) {
 	for {
 		var status unix.WaitStatus
-		pid, err := unix.Wait4(-1, &status, unix.WNOHANG, nil)
+		pid, err := unix.Wait4(-1, &status, unix.WNOHANG|options, nil)
 		switch {
 		case err == unix.EINTR:
 			continue

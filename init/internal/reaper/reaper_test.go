@@ -1,7 +1,6 @@
 package reaper_test
 
 import (
-	"os"
 	"os/exec"
 	"strconv"
 	"testing"
@@ -69,7 +68,7 @@ func testReaper(t *testing.T, context spec.G, it spec.S) {
 		Expect(slow.Start()).To(Succeed())
 		defer slow.Process.Kill()
 
-		Eventually(func() []int { return reaper.Descendants(os.Getpid()) }).Should(HaveLen(3)) // quick (or its zombie), slow, sleep
+		Eventually(func() []int { return reaper.Descendants() }).Should(HaveLen(3)) // quick (or its zombie), slow, sleep
 
 		reaped := map[int]int{}
 		Eventually(func() map[int]int {
@@ -78,7 +77,9 @@ func testReaper(t *testing.T, context spec.G, it spec.S) {
 		}).Should(Equal(map[int]int{quick.Process.Pid: 3}))
 		Expect(reaper.Reap(func(int, unix.WaitStatus) {})).To(BeTrue(), "slow remains")
 
-		Expect(reaper.SignalSubtree(unix.SIGKILL, false)).To(Equal(2))
+		sent, refused := reaper.SignalSubtree(unix.SIGKILL, false)
+		Expect(sent).To(Equal(2))
+		Expect(refused).To(BeZero())
 		Eventually(func() bool {
 			return reaper.Reap(func(pid int, status unix.WaitStatus) { reaped[pid] = reaper.ExitCode(status) })
 		}).Should(BeFalse())

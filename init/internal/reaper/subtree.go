@@ -6,58 +6,149 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// SignalSubtree sends sig to every process in the init's subtree and returns
-// how many it signalled. As PID 1 of a PID namespace every other process of
-// the namespace is in its care, and kill(-1) from PID 1 reaches all of them
-// but the init itself. Otherwise the init is a child subreaper and signals
-// only its descendants, found by walking parent pids in /proc, so that it
-// never signals a process outside its own subtree.
-func SignalSubtree(sig unix.Signal, pid1 bool) int {
+// SignalSubtree sends sig to every process of the init's subtree and returns
+// how many processes could be signalled and how many refused (EPERM: a
+// process of another user).
+//
+// As PID 1 of a PID namespace every other process of the namespace is in its
+// care: kill(-1) reaches all of them but the init itself, including those
+// forked meanwhile, and silently skips those the init may not signal, which
+// are then counted from /proc.
+//
+// Otherwise the init is a child subreaper (or could not become one) and
+// signals only its descendants, found by walking parent pids in /proc. Each
+// one is pinned before any is signalled, so that a process that exits and
+// whose pid is reused in between is never signalled in its place: the
+// process is opened as /proc/<pid>, its parent is read through that handle
+// and must be the pinned parent, still there, and the signal is sent through
+// the handle with pidfd_send_signal(2).
+func SignalSubtree(sig unix.Signal, pid1 bool) (sent, refused int) {
+	count := func(err error) {
+		switch err {
+		case nil:
+			sent++
+		case unix.EPERM:
+			refused++
+		}
+	}
 	if pid1 {
-		if unix.Kill(-1, sig) != nil {
-			return 0
+		unix.Kill(-1, sig)
+		if procSelf() != 1 {
+			return 0, 0 // /proc shows another PID namespace
 		}
-		return 1
-	}
-	n := 0
-	for _, pid := range Descendants(unix.Getpid()) {
-		if unix.Kill(pid, sig) == nil {
-			n++
+		for _, pid := range processes() {
+			if pid != 1 {
+				count(unix.Kill(pid, 0))
+			}
 		}
+		return sent, refused
 	}
-	return n
+	pinned := pinDescendants()
+	for _, p := range pinned {
+		err := unix.PidfdSendSignal(p.fd, sig, nil, 0)
+		if err == unix.ENOSYS { // Linux before 5.1: the check above is all there is
+			err = unix.Kill(p.pid, sig)
+		}
+		count(err)
+	}
+	closeAll(pinned)
+	return sent, refused
 }
 
-// Descendants returns the pids of every process below root, read from
+// Descendants returns the pids of every process below the init, read from
 // /proc. A process that exits while /proc is read may be missing.
-func Descendants(root int) []int {
+func Descendants() []int {
+	pinned := pinDescendants()
+	closeAll(pinned)
+	pids := make([]int, len(pinned))
+	for i, p := range pinned {
+		pids[i] = p.pid
+	}
+	return pids
+}
+
+// pinned is a process held open as /proc/<pid>: while fd is open, fd refers
+// to that process, even once it has exited and its pid is reused.
+type pinned struct{ pid, fd int }
+
+// pinDescendants pins every descendant of the init, parents before their
+// children, before any is signalled (a parent killed first would hand its
+// children to the init before they are found). A process is pinned only if,
+// read through its own handle, its parent is a pinned process (or the init)
+// that has not been reaped: its pid cannot have been reused. The caller
+// closes the handles.
+func pinDescendants() []pinned {
+	root := procSelf()
+	if root == 0 {
+		return nil
+	}
 	children := map[int][]int{}
 	for _, pid := range processes() {
-		if ppid, ok := parentOf(pid); ok {
+		if ppid, ok := parentOf(unix.AT_FDCWD, "/proc/"+strconv.Itoa(pid)+"/stat"); ok {
 			children[ppid] = append(children[ppid], pid)
 		}
 	}
-	var out []int
-	queue := []int{root}
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		for _, child := range children[pid] {
-			out = append(out, child)
-			queue = append(queue, child)
+	var all []pinned
+	parent := pinned{root, unix.AT_FDCWD}
+	for i := 0; ; i++ {
+		for _, pid := range children[parent.pid] {
+			fd, err := unix.Open("/proc/"+strconv.Itoa(pid), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				continue
+			}
+			if ppid, ok := parentOf(fd, "stat"); !ok || ppid != parent.pid || !alive(parent.fd) {
+				unix.Close(fd)
+				continue
+			}
+			all = append(all, pinned{pid, fd})
 		}
+		if i == len(all) {
+			return all
+		}
+		parent = all[i]
 	}
-	return out
 }
 
-// processes lists the numeric entries of /proc.
-func processes() []int {
-	fd, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+func closeAll(pinned []pinned) {
+	for _, p := range pinned {
+		unix.Close(p.fd)
+	}
+}
+
+// alive reports whether the pinned process fd refers to has not been reaped
+// (the init itself, for AT_FDCWD, always is).
+func alive(fd int) bool {
+	if fd == unix.AT_FDCWD {
+		return true
+	}
+	_, ok := parentOf(fd, "stat")
+	return ok
+}
+
+// procSelf returns the init's pid as /proc shows it, or 0.
+func procSelf() int {
+	buf := make([]byte, 16)
+	n, err := unix.Readlink("/proc/self", buf)
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(string(buf[:n]))
+	return pid
+}
+
+// processes lists the pids in /proc.
+func processes() []int { return Numbers("/proc") }
+
+// Numbers lists the entries of dir that are numbers: the pids in /proc, the
+// descriptors in /proc/self/fd (the one used to read it included, closed by
+// then).
+func Numbers(dir string) []int {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}
 	defer unix.Close(fd)
-	var pids []int
+	var numbers []int
 	buf := make([]byte, 32*1024)
 	for {
 		n, err := unix.Getdents(fd, buf)
@@ -65,21 +156,22 @@ func processes() []int {
 			continue
 		}
 		if err != nil || n <= 0 {
-			return pids
+			return numbers
 		}
 		var names []string
 		_, _, names = unix.ParseDirent(buf[:n], -1, names)
 		for _, name := range names {
-			if pid, err := strconv.Atoi(name); err == nil {
-				pids = append(pids, pid)
+			if n, err := strconv.Atoi(name); err == nil {
+				numbers = append(numbers, n)
 			}
 		}
 	}
 }
 
-// parentOf reads the parent pid of pid from /proc/<pid>/stat.
-func parentOf(pid int) (int, bool) {
-	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+// parentOf reads the parent pid from the stat file at path, relative to
+// dirfd.
+func parentOf(dirfd int, path string) (int, bool) {
+	fd, err := unix.Openat(dirfd, path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, false
 	}

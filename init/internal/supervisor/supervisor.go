@@ -2,10 +2,12 @@
 // it forwards signals, reaps every child, and when the program exits, ends
 // the rest of the subtree and reports the program's exit code.
 //
-// Two goroutines share the work. The main one owns every wait: it blocks in
-// waitid(2) until a child has exited and reaps. The other forwards what
-// os/signal delivers. A mutex, held while reaping and while signalling, keeps
-// a reaped pid from being signalled after the kernel could reuse it.
+// Three goroutines share the work. One owns every wait: it blocks in
+// waitid(2) until a child has exited and reaps. One forwards what os/signal
+// delivers. The main one starts the program and, once it has exited, ends
+// what is left (shutdown.go). A mutex, held while reaping and while
+// signalling, keeps a reaped pid from being signalled after the kernel could
+// reuse it; nothing is logged while it is held.
 package supervisor
 
 import (
@@ -15,7 +17,6 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -31,31 +32,36 @@ import (
 // burst of signals the init can be sent before it forwards them.
 const signalBuffer = 1024
 
-// killRetry is how often the subtree is swept with SIGKILL again while
-// processes remain after the grace period, to catch any forked in between.
-const killRetry = 100 * time.Millisecond
-
 // Supervisor runs one program and everything it leaves behind.
 type Supervisor struct {
 	Config config.Config
 	Log    logger.Logger
 
-	pid1    bool
-	child   int
-	signals chan os.Signal
+	pid1      bool
+	subreaper bool // orphans of the subtree come to the init (always as PID 1)
+	child     int
+	sameGroup bool // the program runs in the init's process group (see terminal.go)
+	signals   chan os.Signal
+	none      chan struct{} // closed when the program has exited and no child is left
 
 	mu     sync.Mutex // held while reaping and while signalling
 	exited bool       // the program has been reaped; guarded by mu
 }
 
 // Run starts the program at path with argv and env and returns the exit code
-// the init must exit with. It returns only when the program has exited and
-// every other child of the init is reaped.
+// the init must exit with. It returns when the program has exited and the
+// rest of the subtree has ended, or, for what could not be ended, when the
+// grace period and the kill wait have passed (see endSubtree).
 func (s *Supervisor) Run(path string, argv []string, env []string) int {
 	s.pid1 = unix.Getpid() == 1
+	s.subreaper = s.pid1
 	if !s.pid1 {
-		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-			s.Log.Error("unable to become a child subreaper: ", err.Error())
+		err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+		s.subreaper = err == nil
+		if err != nil {
+			s.Log.Error("warning: not a child subreaper (", err.Error(), "): orphans of the program's ",
+				"subtree go to the reaper above the init, which at exit ends only the program's group ",
+				"and the descendants it can find")
 		}
 	}
 
@@ -65,30 +71,40 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 	s.signals = make(chan os.Signal, signalBuffer)
 	signal.Notify(s.signals, early()...)
 
-	foreground := inForeground()
+	tty, foreground := terminalOwner()
+	s.sameGroup = tty && !foreground
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   env,
 		Files: []uintptr{0, 1, 2},
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Foreground: foreground, Ctty: 0},
+		Sys:   &syscall.SysProcAttr{Setpgid: !s.sameGroup, Foreground: foreground, Ctty: 0},
 	})
+	// The init is a background process of the terminal from now on: were it
+	// to catch SIGTTOU, every write it made to the terminal would be retried
+	// forever. Ignoring them before the program starts would pass SIG_IGN on.
+	signal.Ignore(unix.SIGTTIN, unix.SIGTTOU)
+	if s.sameGroup {
+		signal.Reset(unix.SIGTSTP) // see terminal.go
+	}
 	if err != nil {
+		if foreground {
+			takeTerminal(unix.Getpgrp()) // the child took it before its exec failed
+		}
 		perr := program.ExecError(path, err).(*program.Error)
 		s.Log.Error(perr.Error())
 		return perr.Code
 	}
 	s.child = pid
+	s.none = make(chan struct{})
+	exited := make(chan unix.WaitStatus, 1)
+	go s.reap(exited)
 	go s.forwardSignals()
 	if s.Log.InfoEnabled() {
-		s.Log.Info("started ", path, " as pid ", strconv.Itoa(pid), pidNote(s.pid1, foreground))
+		s.Log.Info("started ", path, " as pid ", strconv.Itoa(pid), s.role(foreground))
 	}
-
-	// The init is a background process of the terminal from now on: were it
-	// to catch SIGTTOU, every write it made to the terminal would be retried
-	// forever. Ignoring them before the program starts would pass SIG_IGN on.
-	signal.Ignore(unix.SIGTTIN, unix.SIGTTOU)
 	s.release()
 
-	status := s.waitProgram()
+	status := <-exited
+	s.giveTerminalBack()
 	code := reaper.ExitCode(status)
 	if s.Log.InfoEnabled() {
 		s.Log.Info("program exited: ", describe(status))
@@ -107,38 +123,73 @@ func (s *Supervisor) release() {
 	if err := unix.Chdir("/"); err != nil {
 		s.Log.Error("unable to change directory to /: ", err.Error())
 	}
-	if err := closeInherited(); err != nil {
-		s.Log.Error("unable to close inherited file descriptors: ", err.Error())
-	}
+	closeInherited()
 }
 
-// waitProgram reaps children as they exit until the program is among them,
-// and returns its wait status.
-func (s *Supervisor) waitProgram() unix.WaitStatus {
-	var status unix.WaitStatus
+// reap owns every wait of the init. It reaps children as they exit, sends
+// the program's wait status on exited once the program is reaped, and
+// returns, closing s.none, when the program has exited and no child is left.
+// When the program runs in the init's group, the init stops when the program
+// stops (see terminal.go).
+func (s *Supervisor) reap(exited chan<- unix.WaitStatus) {
+	type exit struct {
+		pid    int
+		status unix.WaitStatus
+	}
+	var reaped []exit
+	options := 0
+	if s.sameGroup {
+		options = unix.WUNTRACED
+	}
 	for {
-		waitExited()
+		waitChild(options)
+		reaped = reaped[:0]
+		stopped := false
 		s.mu.Lock()
-		reaper.Reap(func(pid int, st unix.WaitStatus) {
-			s.logReaped(pid, st)
-			if pid == s.child {
-				status, s.exited = st, true
+		remaining := reaper.ReapOrStopped(options, func(pid int, status unix.WaitStatus) {
+			if status.Stopped() {
+				stopped = stopped || pid == s.child
+				return
 			}
+			reaped = append(reaped, exit{pid, status})
+			s.exited = s.exited || pid == s.child
 		})
-		done := s.exited
+		done := s.exited && !remaining
 		s.mu.Unlock()
+		if stopped {
+			unix.Kill(unix.Getpid(), unix.SIGSTOP)
+		}
+		program := -1
+		for i, e := range reaped {
+			if e.pid == s.child {
+				program = i
+			}
+			if s.Log.DebugEnabled() {
+				s.Log.Debug("reaped pid ", strconv.Itoa(e.pid), ", ", describe(e.status))
+			}
+		}
 		if done {
-			return status
+			close(s.none)
+		}
+		if program >= 0 {
+			exited <- reaped[program].status
+		}
+		if done {
+			return
 		}
 	}
 }
 
-// waitExited blocks until a child has exited, without reaping it, or until
-// the init has no children. Blocking in the kernel keeps the init idle: no
-// thread wakes up while nothing happens.
-func waitExited() {
+// waitChild blocks until a child has exited (or, with unix.WUNTRACED,
+// stopped), without reaping it, or until the init has no children. Blocking
+// in the kernel keeps the init idle: no thread wakes up while nothing
+// happens.
+func waitChild(options int) {
+	if options&unix.WUNTRACED != 0 {
+		options = unix.WSTOPPED
+	}
 	var info unix.Siginfo
-	for unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+	for unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT|options, nil) == unix.EINTR {
 	}
 }
 
@@ -149,106 +200,60 @@ func waitExited() {
 func (s *Supervisor) forwardSignals() {
 	signal.Notify(s.signals, late()...)
 	for sig := range s.signals {
+		received := unix.Signal(sig.(syscall.Signal))
 		s.mu.Lock()
-		if !s.exited {
-			s.forward(sig.(syscall.Signal))
-		} else if s.Log.DebugEnabled() {
-			s.Log.Debug("not forwarding ", signals.Name(unix.Signal(sig.(syscall.Signal))), ": the program has exited")
+		exited := s.exited
+		var sent unix.Signal
+		var target int
+		var err error
+		skip := s.sameGroup && sentByTerminal(received)
+		if !exited && !skip {
+			sent, target, err = s.forward(received)
 		}
 		s.mu.Unlock()
+		if !s.Log.DebugEnabled() {
+			continue
+		}
+		if exited {
+			s.Log.Debug("not forwarding ", signals.Name(received), ": the program has exited")
+		} else if skip {
+			s.Log.Debug("not forwarding ", signals.Name(received), ": the terminal sent it to the program too")
+		} else {
+			s.Log.Debug(describeForward(received, sent, target, err))
+		}
 	}
 }
 
 // forward passes sig, or the signal it is rewritten to, to the program's
-// process group or to the program alone.
-func (s *Supervisor) forward(received syscall.Signal) {
-	sig := unix.Signal(received)
-	if to, ok := s.Config.SignalRewrite[sig]; ok {
-		sig = to
+// process group (target < 0) or to the program alone.
+func (s *Supervisor) forward(received unix.Signal) (sent unix.Signal, target int, err error) {
+	sent = received
+	if to, ok := s.Config.SignalRewrite[received]; ok {
+		sent = to
 	}
-	target := -s.child
-	if s.Config.SignalTarget == config.TargetChild {
+	target = -s.child
+	if s.Config.SignalTarget == config.TargetChild || s.sameGroup {
 		target = s.child
 	}
-	err := unix.Kill(target, sig)
-	if s.Log.DebugEnabled() {
-		msg := "forwarded " + signals.Name(unix.Signal(received))
-		if sig != unix.Signal(received) {
-			msg += " as " + signals.Name(sig)
-		}
-		if target < 0 {
-			msg += " to process group " + strconv.Itoa(-target)
-		} else {
-			msg += " to pid " + strconv.Itoa(target)
-		}
-		if err != nil {
-			msg += ": " + err.Error()
-		}
-		s.Log.Debug(msg)
-	}
+	return sent, target, unix.Kill(target, sent)
 }
 
-// endSubtree ends what the program left behind. When children remain they
-// get SIGTERM and up to the grace period to exit; then the rest get SIGKILL,
-// again every killRetry until none is left. It returns when the init has no
-// children left.
-func (s *Supervisor) endSubtree() {
-	s.mu.Lock()
-	remaining := reaper.Reap(s.logReaped)
-	if remaining {
-		// SIGCONT after SIGTERM, as systemd does: a stopped process would
-		// otherwise only see the SIGTERM when SIGKILL ends it.
-		s.signalSubtree(unix.SIGTERM)
-		reaper.SignalSubtree(unix.SIGCONT, s.pid1)
-		s.Log.Info("waiting up to ", s.Config.GracePeriod.String(), " for the remaining processes")
+// describeForward says what forward did: "forwarded SIGUSR1 as SIGUSR2 to
+// process group 7".
+func describeForward(received, sent unix.Signal, target int, err error) string {
+	msg := "forwarded " + signals.Name(received)
+	if sent != received {
+		msg += " as " + signals.Name(sent)
 	}
-	s.mu.Unlock()
-	if !remaining {
-		return
-	}
-
-	done := false // guarded by s.mu
-	var kill func()
-	kill = func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if done {
-			return
-		}
-		s.signalSubtree(unix.SIGKILL)
-		time.AfterFunc(killRetry, kill)
-	}
-	// time.AfterFunc rather than time.NewTimer: a Timer's channel of
-	// time.Time would link time formatting and time zones into the binary.
-	grace := time.AfterFunc(s.Config.GracePeriod, kill)
-	defer grace.Stop()
-
-	for remaining {
-		waitExited()
-		s.mu.Lock()
-		remaining = reaper.Reap(s.logReaped)
-		done = !remaining
-		s.mu.Unlock()
-	}
-}
-
-// signalSubtree sends sig to what remains of the init's subtree and says so.
-func (s *Supervisor) signalSubtree(sig unix.Signal) {
-	n := reaper.SignalSubtree(sig, s.pid1)
-	if !s.Log.InfoEnabled() {
-		return
-	}
-	if s.pid1 {
-		s.Log.Info("sent ", signals.Name(sig), " to every other process of the PID namespace")
+	if target < 0 {
+		msg += " to process group " + strconv.Itoa(-target)
 	} else {
-		s.Log.Info("sent ", signals.Name(sig), " to the init's ", strconv.Itoa(n), " remaining descendants")
+		msg += " to pid " + strconv.Itoa(target)
 	}
-}
-
-func (s *Supervisor) logReaped(pid int, status unix.WaitStatus) {
-	if s.Log.DebugEnabled() {
-		s.Log.Debug("reaped pid ", strconv.Itoa(pid), ", ", describe(status))
+	if err != nil {
+		msg += ": " + err.Error()
 	}
+	return msg
 }
 
 // describe says how a process ended: "exit code 3" or "killed by SIGTERM".
@@ -259,10 +264,13 @@ func describe(status unix.WaitStatus) string {
 	return "exit code " + strconv.Itoa(status.ExitStatus())
 }
 
-func pidNote(pid1, foreground bool) string {
-	note := " (init is a child subreaper)"
-	if pid1 {
-		note = " (init is PID 1)"
+// role says what the init is, for the "started" line.
+func (s *Supervisor) role(foreground bool) string {
+	note := " (init is PID 1)"
+	if !s.pid1 && s.subreaper {
+		note = " (init is a child subreaper)"
+	} else if !s.pid1 {
+		note = " (init is neither PID 1 nor a child subreaper)"
 	}
 	if foreground {
 		note += ", its process group owns the terminal"
@@ -270,47 +278,14 @@ func pidNote(pid1, foreground bool) string {
 	return note
 }
 
-// inForeground reports whether standard input is the terminal the init's
-// process group is in the foreground of, so the program should take it over.
-func inForeground() bool {
-	pgrp, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)
-	return err == nil && pgrp == unix.Getpgrp()
-}
-
 // closeInherited closes every descriptor above 2 that the init inherited.
 // Those are the ones without close-on-exec (they survived the init's own
 // exec); the Go runtime's own descriptors, such as the network poller's,
 // are all close-on-exec and stay open.
-func closeInherited() error {
-	fd, err := unix.Open("/proc/self/fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	var inherited []int
-	buf := make([]byte, 4096)
-	for {
-		n, err := unix.Getdents(fd, buf)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n <= 0 {
-			break
-		}
-		var names []string
-		_, _, names = unix.ParseDirent(buf[:n], -1, names)
-		for _, name := range names {
-			n, err := strconv.Atoi(name)
-			if err != nil || n <= 2 || n == fd {
-				continue
-			}
-			if flags, err := unix.FcntlInt(uintptr(n), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
-				inherited = append(inherited, n)
-			}
+func closeInherited() {
+	for _, fd := range reaper.Numbers("/proc/self/fd") {
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); fd > 2 && err == nil && flags&unix.FD_CLOEXEC == 0 {
+			unix.Close(fd)
 		}
 	}
-	unix.Close(fd)
-	for _, n := range inherited {
-		unix.Close(n)
-	}
-	return nil
 }

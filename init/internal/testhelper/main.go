@@ -13,6 +13,12 @@
 //	                           without waiting for them
 //	testhelper zombies TIMEOUT wait until /proc shows no zombie, exit 1 if
 //	                           some remain after TIMEOUT
+//	testhelper root PROG ARG...
+//	                           become root in every uid and gid (installed
+//	                           setuid root), then exec
+//	testhelper nosubreaper PROG ARG...
+//	                           make prctl(PR_SET_CHILD_SUBREAPER) fail with
+//	                           EINVAL, as qemu-user does, then exec
 package main
 
 import (
@@ -26,6 +32,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -49,6 +56,10 @@ func main() {
 		zombies(os.Args[2])
 	case "orphans":
 		orphans(os.Args[2])
+	case "root":
+		root(os.Args[2:])
+	case "nosubreaper":
+		nosubreaper(os.Args[2:])
 	default:
 		fail("unknown mode " + os.Args[1])
 	}
@@ -120,13 +131,7 @@ func wrap(ignore, block string, argv []string) {
 	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, nil); err != nil {
 		fail(err.Error())
 	}
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		fail(err.Error())
-	}
-	if err := unix.Exec(path, argv, os.Environ()); err != nil {
-		fail(err.Error())
-	}
+	execute(argv)
 }
 
 func numbers(list string) []syscall.Signal {
@@ -225,5 +230,55 @@ func orphans(count string) {
 		if _, err := syscall.ForkExec(path, argv, attr); err != nil {
 			fail(err.Error())
 		}
+	}
+}
+
+// root makes a setuid-root copy of the helper a process of root: real,
+// effective and saved ids all 0, so that no other user may signal it.
+func root(argv []string) {
+	runtime.LockOSThread()
+	if err := unix.Setresgid(0, 0, 0); err != nil {
+		fail("unable to set the group ids to 0: " + err.Error())
+	}
+	if err := unix.Setresuid(0, 0, 0); err != nil {
+		fail("unable to set the user ids to 0 (is the helper setuid root?): " + err.Error())
+	}
+	execute(argv)
+}
+
+// nosubreaper installs a seccomp filter, kept across exec and inherited by
+// children, that fails prctl(PR_SET_CHILD_SUBREAPER, ...) with EINVAL.
+func nosubreaper(argv []string) {
+	const (
+		load  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		equal = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		ret   = unix.BPF_RET | unix.BPF_K
+	)
+	// struct seccomp_data: the syscall number at 0, the low half of the
+	// first argument at 16 (little endian).
+	filter := []unix.SockFilter{
+		{Code: load, K: 0},
+		{Code: equal, Jt: 0, Jf: 3, K: unix.SYS_PRCTL},
+		{Code: load, K: 16},
+		{Code: equal, Jt: 0, Jf: 1, K: unix.PR_SET_CHILD_SUBREAPER},
+		{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EINVAL)},
+		{Code: ret, K: unix.SECCOMP_RET_ALLOW},
+	}
+	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
+		unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog))); errno != 0 {
+		fail("unable to install the seccomp filter: " + errno.Error())
+	}
+	execute(argv)
+}
+
+// execute execs argv, found on PATH.
+func execute(argv []string) {
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		fail(err.Error())
+	}
+	if err := unix.Exec(path, argv, os.Environ()); err != nil {
+		fail(err.Error())
 	}
 }

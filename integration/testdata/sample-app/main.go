@@ -2,7 +2,8 @@
 // images. Like many real servers it is a poor PID 1: it never waits for processes it did not
 // start, so orphans reparented to it stay zombies, and it only knows how to stop on SIGTERM.
 //
-//	sample-app serve [ARG...]    print who it is, then wait for SIGTERM or SIGINT and exit 0
+//	sample-app serve [ARG...]    print who it is, then print each SIGHUP, SIGQUIT, SIGUSR1 and
+//	                             SIGUSR2 it receives; exit 0 on SIGTERM, 130 on SIGINT (Ctrl-C)
 //	sample-app echo [ARG...]     print its arguments and working directory, exit 0
 //	sample-app leak [INTERVAL]   every INTERVAL (default 20ms) start `sh -c 'sleep 0 &'`,
 //	                             whose sleep is orphaned; print a status line every second
@@ -73,12 +74,22 @@ func first(args []string) string {
 }
 
 func serve(args []string) {
-	terminated := make(chan os.Signal, 1)
-	signal.Notify(terminated, syscall.SIGTERM, syscall.SIGINT)
+	signals := make(chan os.Signal, 8)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
 	wd, _ := os.Getwd()
 	fmt.Printf("serve: pid=%d ppid=%d args=%q cwd=%s\n", os.Getpid(), os.Getppid(), args, wd)
-	s := <-terminated
-	fmt.Printf("serve: got %v, exiting\n", s)
+	for s := range signals {
+		switch s {
+		case syscall.SIGTERM:
+			fmt.Printf("serve: got %v, exiting\n", s)
+			return
+		case syscall.SIGINT:
+			fmt.Printf("serve: got %v, exiting 130\n", s)
+			os.Exit(130)
+		default:
+			fmt.Printf("serve: got %v\n", s)
+		}
+	}
 }
 
 func leak(args []string) {

@@ -1,0 +1,47 @@
+package supervisor
+
+import "golang.org/x/sys/unix"
+
+// When standard input is a terminal, its foreground group decides who gets
+// Ctrl-C and who may read. An init whose group owns the terminal (docker run
+// -it, a command typed at a shell) starts the program in a group of its own
+// and makes it the foreground group, and when the program has exited (or
+// its exec failed) gives the terminal back to its own group, so that what
+// runs next (the next command of a shell) finds the terminal as the init
+// found it. SIGTTOU is ignored by then, so the init may do this from the
+// background.
+//
+// An init started in the background of an interactive shell (cmd &) does
+// not own the terminal: it keeps the program in its own group, so that the
+// shell's fg and bg move both, and Ctrl-Z stops both (the init takes
+// SIGTSTP's default action). When the program stops (reading the terminal
+// from the background: SIGTTIN), the init stops too, so that the shell sees
+// its job stopped and its fg continues both. The terminal sends SIGINT, SIGQUIT and SIGWINCH
+// to both, so the init does not forward those; the others it forwards to the
+// program alone, since its group is the init's own.
+
+// terminalOwner reports whether standard input is a terminal (tty) and
+// whether the init's process group is its foreground group (own).
+func terminalOwner() (tty, own bool) {
+	pgrp, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)
+	return err == nil, err == nil && pgrp == unix.Getpgrp()
+}
+
+// sentByTerminal reports whether the terminal sends sig to its foreground
+// group by itself (Ctrl-C, Ctrl-\, a window size change).
+func sentByTerminal(sig unix.Signal) bool {
+	return sig == unix.SIGINT || sig == unix.SIGQUIT || sig == unix.SIGWINCH
+}
+
+// takeTerminal makes pgrp the foreground group of standard input's terminal.
+func takeTerminal(pgrp int) {
+	unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, pgrp)
+}
+
+// giveTerminalBack returns the terminal to the init's group when the
+// program's group still has it.
+func (s *Supervisor) giveTerminalBack() {
+	if pgrp, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); err == nil && pgrp == s.child {
+		takeTerminal(unix.Getpgrp())
+	}
+}

@@ -1,0 +1,99 @@
+package main_test
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/sclevine/spec"
+)
+
+// asUser1000 runs the init as uid 1000, like the demo image's app user.
+var asUser1000 = []string{"setpriv", "--reuid=1000", "--regid=1000", "--clear-groups"}
+
+// ignoresTerm is a root process that ignores SIGTERM, as a debugging
+// session's `docker exec -u 0` leaves it behind.
+const ignoresTerm = `sh -c "trap '' TERM; while true; do sleep 1; done" >/dev/null 2>&1 & exit 0`
+
+// shutdownMargin is how much longer than the grace period the init may take
+// to exit after its program (1.5 s, see the README), plus slack for a loaded
+// machine.
+const shutdownMargin = 1500*time.Millisecond + time.Second
+
+func testLeftovers(t *testing.T, context spec.G, it spec.S) {
+	var (
+		Expect     = NewWithT(t).Expect
+		Eventually = NewWithT(t).Eventually
+	)
+
+	it.Before(func() {
+		Expect(setupErr).NotTo(HaveOccurred())
+	})
+
+	it("stops within the grace period and the margin when a root process it may not signal remains, as PID 1", func() {
+		// The issue's scenario: the app runs as uid 1000, a root shell is
+		// left behind by a docker exec -u 0, the app is sent SIGTERM.
+		env := []string{"BPL_INIT_GRACE_PERIOD=2s", "BPL_INIT_LOG_LEVEL=info"}
+		cmd, stderr, pid := startPID1Via(t, asUser1000, env, "sleep", "60")
+		Eventually(func() int { return childOf(pid) }, 5*time.Second, 10*time.Millisecond).ShouldNot(BeZero())
+		app := childOf(pid)
+		Expect(comm(app)).To(Equal("sleep"))
+
+		out, err := exec.Command("nsenter", "--target", strconv.Itoa(pid), "--pid", "--mount", "--", "sh", "-c", ignoresTerm).CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), string(out))
+		Eventually(func() []int { return children(pid) }, 5*time.Second, 10*time.Millisecond).Should(HaveLen(2), "the root shell is reparented to the init")
+
+		kill(t, app, syscall.SIGTERM)
+		code, elapsed := waitAtMost(t, cmd, 20*time.Second)
+		Expect(code).To(Equal(128+15), stderr.String())
+		Expect(elapsed).To(BeNumerically(">=", 2*time.Second), "the leftover had the grace period")
+		Expect(elapsed).To(BeNumerically("<", 2*time.Second+shutdownMargin), stderr.String())
+		Expect(stderr.String()).To(MatchRegexp(`\[init\] exiting with [1-9]\d* processes left: [1-9]\d* the init may not signal \(EPERM: another user's\), 0 still there after SIGKILL; the kernel kills them when the init exits\n`))
+		Expect(strings.Count(stderr.String(), "SIGKILL")).To(Equal(2), "one line for the sweep, one for what is left:\n"+stderr.String())
+		Expect(strings.Count(stderr.String(), "exiting with")).To(Equal(1))
+	})
+
+	it("stops within the grace period and the margin when a root process it may not signal remains, as a child subreaper", func() {
+		// A setuid-root copy of the helper puts a root process into the
+		// subtree of the init, which runs as uid 1000. The namespace's PID 1
+		// is a root shell: it inherits what the init leaves.
+		suid := filepath.Join(filepath.Dir(helperBin), "suid-helper") // in a directory uid 1000 may enter
+		copyFile(t, helperBin, suid)
+		Expect(os.Chmod(suid, 0o755|os.ModeSetuid)).To(Succeed())
+
+		program := `"$0" root sh -c "trap '' TERM; while true; do sleep 1; done" >/dev/null & sleep 0.3; exit 3`
+		argv := append(append(append([]string{"unshare", "--pid", "--fork", "--mount-proc", "--kill-child", "sh", "-c", `"$@"; exit $?`, "sh"},
+			asUser1000...), initArgv()...), "sh", "-c", program, suid)
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = append(os.Environ(), "BPL_INIT_GRACE_PERIOD=1s", "BPL_INIT_LOG_LEVEL=info")
+		var stderr syncBuffer
+		cmd.Stderr = &stderr
+		Expect(cmd.Start()).To(Succeed())
+		code, elapsed := waitAtMost(t, cmd, 20*time.Second)
+		Expect(code).To(Equal(3), stderr.String())
+		Expect(stderr.String()).To(ContainSubstring("(init is a child subreaper)"))
+		Expect(elapsed).To(BeNumerically(">=", 1300*time.Millisecond), "the leftover had the grace period:\n"+stderr.String())
+		Expect(elapsed).To(BeNumerically("<", 1300*time.Millisecond+shutdownMargin), stderr.String())
+		Expect(stderr.String()).To(MatchRegexp(`\[init\] exiting with [1-9]\d* processes left: [1-9]\d* the init may not signal \(EPERM: another user's\), 0 still there after SIGKILL; leaving them to the reaper above the init\n`))
+		Expect(strings.Count(stderr.String(), "exiting with")).To(Equal(1))
+	})
+}
+
+func copyFile(t *testing.T, from, to string) {
+	g := NewWithT(t)
+	in, err := os.Open(from)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = io.Copy(out, in)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(out.Close()).To(Succeed())
+}

@@ -1,0 +1,85 @@
+package main_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/sclevine/spec"
+)
+
+// The init's own standard error: a reader that went away or that stalls
+// must change nothing for the program.
+func testStderr(t *testing.T, context spec.G, it spec.S) {
+	var (
+		Expect = NewWithT(t).Expect
+		dir    string
+	)
+
+	it.Before(func() {
+		Expect(setupErr).NotTo(HaveOccurred())
+		dir = t.TempDir()
+	})
+
+	// closedPipe returns the write end of a pipe whose reader is gone, like
+	// `init ... 2>&1 | true`.
+	closedPipe := func() *os.File {
+		r, w, err := os.Pipe()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(r.Close()).To(Succeed())
+		return w
+	}
+
+	for _, pid1 := range []bool{false, true} {
+		name := "as a child"
+		if pid1 {
+			name = "as PID 1"
+		}
+		it("does not forward the SIGPIPE its own log write raises, "+name, func() {
+			stderr := closedPipe()
+			defer stderr.Close()
+			file := filepath.Join(dir, "f")
+			cmd := command(pid1, []string{"BPL_INIT_LOG_LEVEL=info"}, "sh", "-c", "sleep 1; echo ok > "+file)
+			cmd.Stderr = stderr
+			Expect(cmd.Start()).To(Succeed())
+			code, _ := waitAtMost(t, cmd, 20*time.Second)
+			Expect(code).To(Equal(0), "without the init the program exits 0")
+			Expect(readFile(file)).To(Equal("ok\n"))
+		})
+	}
+
+	it("does not loop on failed log writes at debug level when the program ignores SIGPIPE", func() {
+		stderr := closedPipe()
+		defer stderr.Close()
+		file := filepath.Join(dir, "f")
+		cmd := command(false, []string{"BPL_INIT_LOG_LEVEL=debug"}, "sh", "-c", "trap '' PIPE; sleep 1; echo ok > "+file)
+		cmd.Stderr = stderr
+		Expect(cmd.Start()).To(Succeed())
+		code, _ := waitAtMost(t, cmd, 20*time.Second)
+		Expect(code).To(Equal(0))
+		Expect(readFile(file)).To(Equal("ok\n"))
+		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		Expect(cpu).To(BeNumerically("<", 300*time.Millisecond), "CPU time of the init while its program slept 1 s")
+	})
+
+	it("reaps and exits while standard error is a pipe nobody reads", func() {
+		// 3,000 "reaped" lines at debug level are far more than a pipe
+		// holds (64 KiB).
+		r, w, err := os.Pipe()
+		Expect(err).NotTo(HaveOccurred())
+		defer r.Close()
+		defer w.Close()
+		script := `"$0" orphans 3000 && exec "$0" zombies 10s`
+		cmd := command(true, []string{"BPL_INIT_LOG_LEVEL=debug"}, "sh", "-c", script, helperBin)
+		var stdout bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, w
+		Expect(cmd.Start()).To(Succeed())
+		code, elapsed := waitAtMost(t, cmd, 30*time.Second)
+		Expect(stdout.String()).To(Equal("zombies=0\n"))
+		Expect(code).To(Equal(0))
+		Expect(elapsed).To(BeNumerically("<", 10*time.Second))
+	})
+}
