@@ -55,14 +55,10 @@ type Supervisor struct {
 func (s *Supervisor) Run(path string, argv []string, env []string) int {
 	s.pid1 = unix.Getpid() == 1
 	s.subreaper = s.pid1
+	var subreaperErr error
 	if !s.pid1 {
-		err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-		s.subreaper = err == nil
-		if err != nil {
-			s.Log.Error("warning: not a child subreaper (", err.Error(), "): orphans of the program's ",
-				"subtree go to the reaper above the init, which at exit ends only the program's group ",
-				"and the descendants it can find")
-		}
+		subreaperErr = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+		s.subreaper = subreaperErr == nil
 	}
 
 	// Every standard signal is registered before the program starts so that
@@ -98,6 +94,11 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 	exited := make(chan unix.WaitStatus, 1)
 	go s.reap(exited)
 	go s.forwardSignals()
+	if subreaperErr != nil {
+		s.Log.Error("warning: not a child subreaper (", subreaperErr.Error(), "): orphans of the program's ",
+			"subtree go to the reaper above the init, which at exit ends only the program's group ",
+			"and the descendants it can find")
+	}
 	if s.Log.InfoEnabled() {
 		s.Log.Info("started ", path, " as pid ", strconv.Itoa(pid), s.role(foreground))
 	}
