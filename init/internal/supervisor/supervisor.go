@@ -168,11 +168,13 @@ func (s *Supervisor) reap() (status unix.WaitStatus, exited, remaining bool) {
 	waitChild(options)
 	var pids []int
 	var statuses []unix.WaitStatus
-	stopped := false
+	var stopped unix.Signal
 	s.mu.Lock()
 	remaining = reaper.ReapOrStopped(options, func(pid int, st unix.WaitStatus) {
 		if st.Stopped() {
-			stopped = stopped || pid == s.child
+			if pid == s.child {
+				stopped = st.StopSignal()
+			}
 			return
 		}
 		pids, statuses = append(pids, pid), append(statuses, st)
@@ -181,8 +183,8 @@ func (s *Supervisor) reap() (status unix.WaitStatus, exited, remaining bool) {
 		}
 	})
 	s.mu.Unlock()
-	if stopped {
-		unix.Kill(unix.Getpid(), unix.SIGSTOP)
+	if stopped != 0 {
+		s.followStop(stopped)
 	}
 	if s.Log.DebugEnabled() {
 		for i, pid := range pids {
