@@ -57,6 +57,9 @@ func setUp(dir string) error {
 			return fmt.Errorf("the init's black-box tests need %s on PATH: %w", tool, err)
 		}
 	}
+	if len(runner) > 0 {
+		runner[0], _ = exec.LookPath(runner[0]) // specs change PATH
+	}
 	// The init also runs as uid 1000 (see leftovers_test.go).
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,8 +44,10 @@ func testPassthrough(t *testing.T, context spec.G, it spec.S) {
 		cmd.Env = append(os.Environ(), "EXTRA=with=equals", "EMPTY=", "BPL_INIT_LOG_LEVEL=error")
 		cmd.Dir = dir
 		cmd.ExtraFiles = []*os.File{fd3}
-		out, err := cmd.CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), string(out))
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		Expect(err).NotTo(HaveOccurred(), stderr.String())
 		return string(out)
 	}
 	asChild := append(initArgv(), "--")

@@ -51,23 +51,28 @@ func testSignals(t *testing.T, context spec.G, it spec.S) {
 		Eventually(func() string { return readFile(file) }, 5*time.Second, 5*time.Millisecond).Should(HavePrefix("ready"))
 	}
 
-	it("forwards each forwardable signal once and in order, SIGTERM included, as PID 1", func() {
-		file := filepath.Join(dir, "signals")
-		cmd, stderr, pid := startPID1(t, nil, helperBin, "record", file)
-		ready(file)
-		var want []string
-		for _, sig := range forwardable() {
-			if sig == syscall.SIGTERM {
-				continue // last: the helper exits on it
+	for _, c := range []struct {
+		name     string
+		from, to syscall.Signal
+	}{{"standard", 1, 31}, {"real-time", 35, 64}} {
+		it("forwards each forwardable "+c.name+" signal once and in order, then SIGTERM, as PID 1", func() {
+			file := filepath.Join(dir, "signals")
+			cmd, stderr, pid := startPID1(t, nil, helperBin, "record", file)
+			ready(file)
+			var want []string
+			for _, sig := range forwardable() {
+				if sig == syscall.SIGTERM || sig < c.from || sig > c.to {
+					continue // SIGTERM last: the helper exits on it
+				}
+				kill(t, pid, sig)
+				want = append(want, itoa(int(sig)))
+				Eventually(func() []string { return lines(file) }, 5*time.Second, time.Millisecond).Should(Equal(want), "after %s", sig)
 			}
-			kill(t, pid, sig)
-			want = append(want, itoa(int(sig)))
-			Eventually(func() []string { return lines(file) }, 5*time.Second, time.Millisecond).Should(Equal(want), "after %s", sig)
-		}
-		kill(t, pid, syscall.SIGTERM)
-		Expect(wait(t, cmd)).To(Equal(0), stderr.String())
-		Expect(lines(file)).To(Equal(append(want, "15")))
-	})
+			kill(t, pid, syscall.SIGTERM)
+			Expect(wait(t, cmd)).To(Equal(0), stderr.String())
+			Expect(lines(file)).To(Equal(append(want, "15")))
+		})
+	}
 
 	it("neither forwards SIGTTIN and SIGTTOU nor stops for them", func() {
 		file := filepath.Join(dir, "signals")

@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -24,13 +25,23 @@ func testStderr(t *testing.T, context spec.G, it spec.S) {
 		dir = t.TempDir()
 	})
 
-	// closedPipe returns the write end of a pipe whose reader is gone, like
-	// `init ... 2>&1 | true`.
-	closedPipe := func() *os.File {
+	// withClosedStderr runs the init with the log level and a program that
+	// writes "ok" to a file after 1 s, with standard error the write end of
+	// a pipe whose reader is gone (`init ... 2>&1 | true`). The program must
+	// finish as it would without the init.
+	withClosedStderr := func(pid1 bool, level, program string) *exec.Cmd {
 		r, w, err := os.Pipe()
 		Expect(err).NotTo(HaveOccurred())
 		Expect(r.Close()).To(Succeed())
-		return w
+		defer w.Close()
+		file := filepath.Join(dir, "f")
+		cmd := command(pid1, []string{"BPL_INIT_LOG_LEVEL=" + level}, "sh", "-c", program+"; sleep 1; echo ok > "+file)
+		cmd.Stderr = w
+		Expect(cmd.Start()).To(Succeed())
+		code, _ := waitAtMost(t, cmd, 20*time.Second)
+		Expect(code).To(Equal(0), "without the init the program exits 0")
+		Expect(readFile(file)).To(Equal("ok\n"))
+		return cmd
 	}
 
 	for _, pid1 := range []bool{false, true} {
@@ -39,28 +50,12 @@ func testStderr(t *testing.T, context spec.G, it spec.S) {
 			name = "as PID 1"
 		}
 		it("does not forward the SIGPIPE its own log write raises, "+name, func() {
-			stderr := closedPipe()
-			defer stderr.Close()
-			file := filepath.Join(dir, "f")
-			cmd := command(pid1, []string{"BPL_INIT_LOG_LEVEL=info"}, "sh", "-c", "sleep 1; echo ok > "+file)
-			cmd.Stderr = stderr
-			Expect(cmd.Start()).To(Succeed())
-			code, _ := waitAtMost(t, cmd, 20*time.Second)
-			Expect(code).To(Equal(0), "without the init the program exits 0")
-			Expect(readFile(file)).To(Equal("ok\n"))
+			withClosedStderr(pid1, "info", ":")
 		})
 	}
 
 	it("does not loop on failed log writes at debug level when the program ignores SIGPIPE", func() {
-		stderr := closedPipe()
-		defer stderr.Close()
-		file := filepath.Join(dir, "f")
-		cmd := command(false, []string{"BPL_INIT_LOG_LEVEL=debug"}, "sh", "-c", "trap '' PIPE; sleep 1; echo ok > "+file)
-		cmd.Stderr = stderr
-		Expect(cmd.Start()).To(Succeed())
-		code, _ := waitAtMost(t, cmd, 20*time.Second)
-		Expect(code).To(Equal(0))
-		Expect(readFile(file)).To(Equal("ok\n"))
+		cmd := withClosedStderr(false, "debug", "trap '' PIPE")
 		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		Expect(cpu).To(BeNumerically("<", 300*time.Millisecond), "CPU time of the init while its program slept 1 s")
 	})

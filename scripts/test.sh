@@ -2,7 +2,8 @@
 # Runs every test of the project, and sets up what they need first (scripts/setup.sh, which also
 # starts the local registry, scripts/registry.sh):
 #   1. unit tests of the root module, `go test ./...` (this includes the init's black-box tests
-#      that run it as PID 1 under `unshare --pid`: they need root);
+#      that run it as PID 1 under `unshare --pid`: they need root), then the init's black-box
+#      tests again against the arm64 init under qemu-user;
 #   2. the buildpack, packaged (scripts/package.sh), the local platform (scripts/images.sh) and
 #      the builders (scripts/builders.sh);
 #   3. the integration tests in integration/ (real pack, real lifecycle, real Docker); their
@@ -37,6 +38,27 @@ if go test -count=1 ./...; then
   echo "unit tests passed in $(elapsed "$t")"
 else
   failed+=("unit tests (go test ./...)")
+fi
+
+# The init's black-box specs that do not apply under qemu-user, with why (README, "Tests"):
+qemu_skip=(
+  forwards_each_forwardable_real-time_signal            # qemu does not deliver signals 35 and 36
+  does_not_lose_a_signal_that_arrives_before            # strace sees qemu's syscalls, not the init's
+  makes_itself_a_child_subreaper_when_it_is_not_PID_1   # PR_SET_CHILD_SUBREAPER: EINVAL under qemu
+  sends_stragglers_SIGTERM,_then_SIGKILL_after_the_grace_period,_as_a_child_subreaper
+  stops_within_the_grace_period_and_the_margin_when_a_root_process_it_may_not_signal_remains,_as_a_child_subreaper
+  passes_argv,_env,_cwd_and_fd_3_through_unchanged      # qemu reverses the environment's order
+  passes_ignored_signals_and_the_signal_mask_through_unchanged  # qemu drops SIG_IGN of SIGHUP, SIGINT
+  gives_the_terminal_back_to_its_own_group_when_its_program_cannot_be_executed  # a failed execve hangs
+)
+step "The init's black-box tests against the arm64 init under qemu-user (qemu-aarch64-static)"
+t=$(date +%s)
+skip="TestInit/init/.*/($(IFS='|'; echo "${qemu_skip[*]}"))"
+skip+="|TestInit/init/BadInput/when_the_program_cannot_be_run/(is_not_a_valid_executable|has_a_missing_interpreter)"
+if INIT_TEST_GOARCH=arm64 INIT_TEST_RUNNER=qemu-aarch64-static go test -count=1 -run TestInit -skip "$skip" ./init; then
+  echo "arm64 init tests under qemu passed in $(elapsed "$t")"
+else
+  failed+=("arm64 init tests under qemu (go test ./init with INIT_TEST_GOARCH=arm64)")
 fi
 
 step "Buildpack: scripts/package.sh, then the build/run images and the builders"

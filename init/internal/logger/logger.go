@@ -72,6 +72,7 @@ type message struct {
 
 var (
 	start   sync.Once
+	started atomic.Bool
 	queue   chan message
 	dropped atomic.Int64
 )
@@ -99,7 +100,9 @@ func line(parts []string) string {
 // Flush waits until every message queued so far has been written, or for at
 // most timeout when standard error does not take them.
 func Flush(timeout time.Duration) {
-	start.Do(startWriter)
+	if !started.Load() {
+		return // nothing was ever logged
+	}
 	flushed := make(chan struct{})
 	expired := make(chan struct{})
 	timer := time.AfterFunc(timeout, func() { close(expired) })
@@ -118,6 +121,7 @@ func Flush(timeout time.Duration) {
 func startWriter() {
 	queue = make(chan message, queueSize)
 	go writer()
+	started.Store(true)
 }
 
 // writer writes the queued lines, as many as are waiting in one write(2),

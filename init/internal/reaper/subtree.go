@@ -149,7 +149,7 @@ func Numbers(dir string) []int {
 	}
 	defer unix.Close(fd)
 	var numbers []int
-	buf := make([]byte, 32*1024)
+	buf := make([]byte, 8*1024)
 	for {
 		n, err := unix.Getdents(fd, buf)
 		if err == unix.EINTR {

@@ -10,22 +10,22 @@ import (
 	"github.com/pid1-buildpacks/init/init/internal/signals"
 )
 
-// KillWait is how long, after SIGKILL, the init waits for the processes that
+// killWait is how long, after SIGKILL, the init waits for the processes that
 // remain to be gone before it exits and leaves what is still there: to the
 // kernel, which kills every process of a PID namespace when its PID 1 exits,
 // or, as a subreaper, to the reaper above the init. Processes of another user
 // (EPERM) and processes that do not die of SIGKILL (stuck in the kernel)
 // remain. With the logger's flush (see main) this bounds the init's exit to
 // the grace period plus 1.5 s after the program has exited.
-const KillWait = time.Second
+const killWait = time.Second
 
 // killRetry is how often the subtree is swept with SIGKILL again during
-// KillWait, to catch processes forked in between.
+// killWait, to catch processes forked in between.
 const killRetry = 100 * time.Millisecond
 
 // endSubtree ends what the program left behind: the processes that remain
 // get SIGTERM and SIGCONT and up to the grace period to exit, then SIGKILL
-// and up to KillWait. It returns when nothing remains or when that time has
+// and up to killWait. It returns when nothing remains or when that time has
 // passed, and then says, once, what remains and why.
 func (s *Supervisor) endSubtree() {
 	if s.gone() {
@@ -40,7 +40,7 @@ func (s *Supervisor) endSubtree() {
 		return
 	}
 	s.signalSubtree(unix.SIGKILL, true)
-	if s.settle(KillWait, func() { s.signalSubtree(unix.SIGKILL, false) }) {
+	if s.settle(killWait, func() { s.signalSubtree(unix.SIGKILL, false) }) {
 		return
 	}
 	s.reportLeftovers()

@@ -2,10 +2,11 @@
 // it forwards signals, reaps every child, and when the program exits, ends
 // the rest of the subtree and reports the program's exit code.
 //
-// Three goroutines share the work. One owns every wait: it blocks in
-// waitid(2) until a child has exited and reaps. One forwards what os/signal
-// delivers. The main one starts the program and, once it has exited, ends
-// what is left (shutdown.go). A mutex, held while reaping and while
+// Goroutines share the work. The main one starts the program and owns every
+// wait until the program has exited: it blocks in waitid(2) until a child
+// has exited and reaps. Another forwards what os/signal delivers. When
+// children remain after the program, a third takes over reaping them while
+// the main one ends them (shutdown.go). A mutex, held while reaping and while
 // signalling, keeps a reaped pid from being signalled after the kernel could
 // reuse it; nothing is logged while it is held.
 package supervisor
@@ -55,14 +56,10 @@ type Supervisor struct {
 func (s *Supervisor) Run(path string, argv []string, env []string) int {
 	s.pid1 = unix.Getpid() == 1
 	s.subreaper = s.pid1
+	var subreaperErr error
 	if !s.pid1 {
-		err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-		s.subreaper = err == nil
-		if err != nil {
-			s.Log.Error("warning: not a child subreaper (", err.Error(), "): orphans of the program's ",
-				"subtree go to the reaper above the init, which at exit ends only the program's group ",
-				"and the descendants it can find")
-		}
+		subreaperErr = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+		s.subreaper = subreaperErr == nil
 	}
 
 	// Every standard signal is registered before the program starts so that
@@ -95,15 +92,18 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 	}
 	s.child = pid
 	s.none = make(chan struct{})
-	exited := make(chan unix.WaitStatus, 1)
-	go s.reap(exited)
 	go s.forwardSignals()
+	if subreaperErr != nil {
+		s.Log.Error("warning: not a child subreaper (", subreaperErr.Error(), "): orphans of the program's ",
+			"subtree go to the reaper above the init, which at exit ends only the program's group ",
+			"and the descendants it can find")
+	}
 	if s.Log.InfoEnabled() {
 		s.Log.Info("started ", path, " as pid ", strconv.Itoa(pid), s.role(foreground))
 	}
 	s.release()
 
-	status := <-exited
+	status := s.waitProgram()
 	s.giveTerminalBack()
 	code := reaper.ExitCode(status)
 	if s.Log.InfoEnabled() {
@@ -126,58 +126,72 @@ func (s *Supervisor) release() {
 	closeInherited()
 }
 
-// reap owns every wait of the init. It reaps children as they exit, sends
-// the program's wait status on exited once the program is reaped, and
-// returns, closing s.none, when the program has exited and no child is left.
-// When the program runs in the init's group, the init stops when the program
-// stops (see terminal.go).
-func (s *Supervisor) reap(exited chan<- unix.WaitStatus) {
-	type exit struct {
-		pid    int
-		status unix.WaitStatus
+// waitProgram reaps children as they exit until the program is among them,
+// and returns its wait status. When children remain, a goroutine goes on
+// reaping them (reapRest); otherwise s.none is closed.
+func (s *Supervisor) waitProgram() unix.WaitStatus {
+	for {
+		status, exited, remaining := s.reap()
+		if !exited {
+			continue
+		}
+		if remaining {
+			go s.reapRest()
+		} else {
+			close(s.none)
+		}
+		return status
 	}
-	var reaped []exit
+}
+
+// reapRest reaps the children left after the program, and closes s.none
+// when none is left.
+func (s *Supervisor) reapRest() {
+	for {
+		if _, _, remaining := s.reap(); !remaining {
+			close(s.none)
+			return
+		}
+	}
+}
+
+// reap waits until a child exits and reaps every child that has, the
+// program's wait status among them when exited. Only one goroutine at a
+// time reaps: the main one until the program has exited, then reapRest.
+// When the program runs in the init's group, the init stops when the
+// program stops (see terminal.go).
+func (s *Supervisor) reap() (status unix.WaitStatus, exited, remaining bool) {
 	options := 0
 	if s.sameGroup {
 		options = unix.WUNTRACED
 	}
-	for {
-		waitChild(options)
-		reaped = reaped[:0]
-		stopped := false
-		s.mu.Lock()
-		remaining := reaper.ReapOrStopped(options, func(pid int, status unix.WaitStatus) {
-			if status.Stopped() {
-				stopped = stopped || pid == s.child
-				return
+	waitChild(options)
+	var pids []int
+	var statuses []unix.WaitStatus
+	var stopped unix.Signal
+	s.mu.Lock()
+	remaining = reaper.ReapOrStopped(options, func(pid int, st unix.WaitStatus) {
+		if st.Stopped() {
+			if pid == s.child {
+				stopped = st.StopSignal()
 			}
-			reaped = append(reaped, exit{pid, status})
-			s.exited = s.exited || pid == s.child
-		})
-		done := s.exited && !remaining
-		s.mu.Unlock()
-		if stopped {
-			unix.Kill(unix.Getpid(), unix.SIGSTOP)
-		}
-		program := -1
-		for i, e := range reaped {
-			if e.pid == s.child {
-				program = i
-			}
-			if s.Log.DebugEnabled() {
-				s.Log.Debug("reaped pid ", strconv.Itoa(e.pid), ", ", describe(e.status))
-			}
-		}
-		if done {
-			close(s.none)
-		}
-		if program >= 0 {
-			exited <- reaped[program].status
-		}
-		if done {
 			return
 		}
+		pids, statuses = append(pids, pid), append(statuses, st)
+		if pid == s.child {
+			status, exited, s.exited = st, true, true
+		}
+	})
+	s.mu.Unlock()
+	if stopped != 0 {
+		s.followStop(stopped)
 	}
+	if s.Log.DebugEnabled() {
+		for i, pid := range pids {
+			s.Log.Debug("reaped pid ", strconv.Itoa(pid), ", ", describe(statuses[i]))
+		}
+	}
+	return status, exited, remaining
 }
 
 // waitChild blocks until a child has exited (or, with unix.WUNTRACED,

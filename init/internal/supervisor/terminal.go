@@ -45,3 +45,15 @@ func (s *Supervisor) giveTerminalBack() {
 		takeTerminal(unix.Getpgrp())
 	}
 }
+
+// followStop makes the init's job stopped when the program, in the init's
+// group, stopped on sig: the shell sees only the init. A program stopped by
+// SIGTTIN or SIGTTOU after the shell had already brought the job to the
+// foreground (fg) is continued instead.
+func (s *Supervisor) followStop(sig unix.Signal) {
+	if _, own := terminalOwner(); own && (sig == unix.SIGTTIN || sig == unix.SIGTTOU) {
+		unix.Kill(s.child, unix.SIGCONT)
+		return
+	}
+	unix.Kill(unix.Getpid(), unix.SIGSTOP)
+}
