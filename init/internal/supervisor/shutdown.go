@@ -26,15 +26,23 @@ const killRetry = 100 * time.Millisecond
 // endSubtree ends what the program left behind: the processes that remain
 // get SIGTERM and SIGCONT and up to the grace period to exit, then SIGKILL
 // and up to killWait. It returns when nothing remains or when that time has
-// passed, and then says, once, what remains and why.
+// passed, and then says, once, what remains and why. When the init may
+// signal none of what remains, it returns at once.
 func (s *Supervisor) endSubtree() {
 	if s.gone() {
 		return
 	}
 	// SIGCONT after SIGTERM, as systemd does: a stopped process would
 	// otherwise only see the SIGTERM when SIGKILL ends it.
-	s.signalSubtree(unix.SIGTERM, true)
+	sent, refused := s.signalSubtree(unix.SIGTERM, true)
 	s.signalSubtree(unix.SIGCONT, false)
+	if sent == 0 && refused > 0 && s.subreaper {
+		// Nothing that remains can be signalled (another user's): none of
+		// it was told to stop, so waiting would only delay the exit that
+		// ends it, as the program's exit would have without the init.
+		s.reportLeftovers()
+		return
+	}
 	s.Log.Info("waiting up to ", duration(s.Config.GracePeriod), " for the remaining processes")
 	if s.settle(s.Config.GracePeriod, nil) {
 		return
