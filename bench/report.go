@@ -77,6 +77,14 @@ func (r *startupResult) overhead(name string, p float64) time.Duration {
 	return r.times[name].percentile(p) - r.times["bare"].percentile(p)
 }
 
+// mode says how the inits ran: "as child" or "as PID 1".
+func (r *startupResult) mode() string {
+	if r.asPID1 {
+		return "as PID 1"
+	}
+	return "as child"
+}
+
 // ratio is the init's median overhead over ref's, or 0 when ref was not measured or has
 // no overhead.
 func (r *startupResult) ratio(name, ref string) float64 {
@@ -290,10 +298,7 @@ func (rep *report) printTargets(w io.Writer) {
 		id.rssKiB, float64(id.rssKiB)/1024, times(rep.rssRatio("ours")), rssLineKiB, tol*100, rssLineKiB*(1+tol), verdict(float64(id.rssKiB) <= rssLineKiB*(1+tol)))
 	floor := rep.goFloor()
 	for _, s := range []*startupResult{rep.startChild, rep.startPID1} {
-		mode := "as child"
-		if s.asPID1 {
-			mode = "as PID 1"
-		}
+		mode := s.mode()
 		if floor == nil {
 			fmt.Fprintf(w, "| start-up overhead about %.1f× the Go floor's (%s) | %s | Go floor not measured | not checked |\n", startupLine, mode, us(s.overhead("ours", 50)))
 			continue
@@ -319,10 +324,7 @@ func (rep *report) printTargets(w io.Writer) {
 		fmt.Fprintf(w, "| time inside the init (kernel trace) p50 | %s | tini: %s (ratio %.2f) |\n", us1(o.median()), us1(t.median()), float64(o.median())/float64(t.median()))
 	}
 	for _, s := range []*startupResult{rep.startChild, rep.startPID1} {
-		mode := "as child"
-		if s.asPID1 {
-			mode = "as PID 1"
-		}
+		mode := s.mode()
 		fmt.Fprintf(w, "| start-up overhead (%s) | %s | tini-static: %s (ratio %.2f) |\n", mode,
 			us(s.overhead("ours", 50)), us(s.overhead("tini-static", 50)), s.ratio("ours", "tini-static"))
 	}
