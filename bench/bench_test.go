@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -51,6 +54,65 @@ func testBench(t *testing.T, context spec.G, it spec.S) {
 			Expect(err).NotTo(HaveOccurred())
 			_, err = timeRun([]string{f}, &syscall.ProcAttr{Files: []uintptr{0, 1, 2}})
 			Expect(err).To(MatchError(ContainSubstring("expected exit 0")))
+		})
+	})
+
+	context("gofloor", func() {
+		var floor string
+
+		it.Before(func() {
+			floor = filepath.Join(t.TempDir(), "gofloor")
+			build := exec.Command("go", "build", "-o", floor, "./gofloor")
+			build.Env = append(os.Environ(), "CGO_ENABLED=0")
+			out, err := build.CombinedOutput()
+			Expect(err).NotTo(HaveOccurred(), "go build ./gofloor: %s", out)
+		})
+
+		for _, tc := range []struct {
+			name   string
+			args   []string
+			code   int
+			stderr string
+		}{
+			{"passes exit 0 through", []string{"--", "/bin/sh", "-c", "exit 0"}, 0, ""},
+			{"passes a non-zero exit code through", []string{"--", "/bin/sh", "-c", "exit 7"}, 7, ""},
+			{"exits 128+N when signal N ends the program", []string{"--", "/bin/sh", "-c", "kill -TERM $$"}, 128 + int(syscall.SIGTERM), ""},
+			{"exits 127 naming a program it cannot start", []string{"--", "/nonexistent/prog"}, 127, "gofloor: unable to start /nonexistent/prog: no such file or directory"},
+			{"exits 2 with the usage without --", []string{"/bin/true"}, 2, "gofloor: usage: gofloor -- PROG [ARG...]"},
+		} {
+			it(tc.name, func() {
+				cmd := exec.Command(floor, tc.args...)
+				var stderr strings.Builder
+				cmd.Stderr = &stderr
+				err := cmd.Run()
+				code := 0
+				var exit *exec.ExitError
+				if errors.As(err, &exit) {
+					code = exit.ExitCode()
+				} else {
+					Expect(err).NotTo(HaveOccurred())
+				}
+				Expect(code).To(Equal(tc.code), "stderr: %s", stderr.String())
+				if tc.stderr == "" {
+					Expect(stderr.String()).To(BeEmpty())
+				} else {
+					Expect(stderr.String()).To(ContainSubstring(tc.stderr))
+				}
+			})
+		}
+
+		it("is measured for footprint and start-up, not for reaping or signals", func() {
+			inits, err := newInits("", "", floor, "test", "/bin/true", "/bin/true", "/bin/true", "/bin/true", nil)
+			Expect(err).NotTo(HaveOccurred())
+			var names, supervising []string
+			for _, in := range inits {
+				names = append(names, in.name)
+			}
+			for _, in := range supervisors(inits) {
+				supervising = append(supervising, in.name)
+			}
+			Expect(names).To(Equal([]string{goFloorName, "tini", "tini-static", "dumb-init", "catatonit"}))
+			Expect(supervising).To(Equal([]string{"tini", "tini-static", "dumb-init", "catatonit"}))
 		})
 	})
 

@@ -23,6 +23,9 @@ type initProgram struct {
 	// invocation documents pid1Args and childArgs for the notes.
 	invocation string
 	version    string
+	// waitsOnly marks the Go floor: it runs the program and waits, and neither reaps
+	// orphans nor forwards signals, so the reaping and signal phases leave it out.
+	waitsOnly bool
 
 	size    int64
 	static  bool
@@ -43,8 +46,12 @@ func plain(path string) func(prog ...string) []string {
 	return func(prog ...string) []string { return append([]string{path}, prog...) }
 }
 
-// newInits lists the inits under test: ours (when ourPath is not empty) and the Debian peers.
-func newInits(ourPath, ourVersion, tini, tiniStatic, dumbInit, catatonit string, extra []string) ([]*initProgram, error) {
+// goFloorName names the Go floor in the report.
+const goFloorName = "go-floor"
+
+// newInits lists the inits under test: ours (when ourPath is not empty), the Go floor (when
+// goFloor is not empty) and the Debian peers.
+func newInits(ourPath, ourVersion, goFloor, goFloorVersion, tini, tiniStatic, dumbInit, catatonit string, extra []string) ([]*initProgram, error) {
 	var inits []*initProgram
 	absolute := func(p string) string {
 		if abs, err := filepath.Abs(p); err == nil {
@@ -59,6 +66,16 @@ func newInits(ourPath, ourVersion, tini, tiniStatic, dumbInit, catatonit string,
 			pid1Args: dashDash(ourPath), childArgs: dashDash(ourPath),
 			invocation: "`init -- PROG` (as a child it makes itself a subreaper)",
 			version:    ourVersion,
+		})
+	}
+	if goFloor != "" {
+		goFloor = absolute(goFloor)
+		inits = append(inits, &initProgram{
+			name: goFloorName, path: goFloor,
+			pid1Args: dashDash(goFloor), childArgs: dashDash(goFloor),
+			invocation: "`gofloor -- PROG` (bench/gofloor: fork/exec, wait, exit with the code; no signal handling, no reaping)",
+			version:    goFloorVersion,
+			waitsOnly:  true,
 		})
 	}
 	inits = append(inits,
@@ -99,7 +116,7 @@ func newInits(ourPath, ourVersion, tini, tiniStatic, dumbInit, catatonit string,
 		}
 		switch {
 		case in.version != "":
-		case in.name == "ours":
+		case in.name == "ours" || in.waitsOnly:
 			in.version = "unversioned build"
 		default:
 			in.version = peerVersion(in.realPth)
@@ -192,4 +209,16 @@ func libSize(name string) string {
 		}
 	}
 	return ""
+}
+
+// supervisors leaves out the inits that only wait (the Go floor): the phases that need an
+// init to reap or to forward signals measure the others.
+func supervisors(inits []*initProgram) []*initProgram {
+	var out []*initProgram
+	for _, in := range inits {
+		if !in.waitsOnly {
+			out = append(out, in)
+		}
+	}
+	return out
 }

@@ -1,8 +1,9 @@
-// Command bench measures our init side by side with tini, tini-static, dumb-init and
-// catatonit and prints the figures as Markdown tables: binary size, resident memory and
-// threads as PID 1, idle wake-ups, start-up overhead, orphan reaping and signal forwarding
-// latency. It needs root (PID namespaces). scripts/bench.sh installs the peers, builds the
-// init and runs it.
+// Command bench measures our init side by side with the Go floor (bench/gofloor, a Go
+// program that only fork/execs and waits), tini, tini-static, dumb-init and catatonit and
+// prints the figures as Markdown tables: binary size, resident memory and threads as PID 1,
+// idle wake-ups, start-up overhead, orphan reaping and signal forwarding latency. It needs
+// root (PID namespaces). scripts/bench.sh installs the peers, builds the init and the Go
+// floor and runs it.
 package main
 
 import (
@@ -19,6 +20,7 @@ import (
 // config is what one run measures and how much; see the flags in benchMain.
 type config struct {
 	ourPath, ourVersion                   string
+	goFloor, goFloorVersion               string
 	tini, tiniStatic, dumbInit, catatonit string
 	runs, warmup, orphans, batch, signals int
 	idle, settle, signalPause             time.Duration
@@ -72,6 +74,8 @@ func benchMain(args []string) error {
 	c := config{}
 	fs.StringVar(&c.ourPath, "init", "", "path to our init binary (empty: peers only)")
 	fs.StringVar(&c.ourVersion, "init-version", "", "version string of our init for the report")
+	fs.StringVar(&c.goFloor, "gofloor", "", "path to the Go floor binary built from bench/gofloor (empty: not measured)")
+	fs.StringVar(&c.goFloorVersion, "gofloor-version", "", "version string of the Go floor for the report")
 	fs.StringVar(&c.tini, "tini", "/usr/bin/tini", "tini binary")
 	fs.StringVar(&c.tiniStatic, "tini-static", "/usr/bin/tini-static", "tini-static binary")
 	fs.StringVar(&c.dumbInit, "dumb-init", "/usr/bin/dumb-init", "dumb-init binary")
@@ -160,7 +164,7 @@ func benchMain(args []string) error {
 	}
 
 	began := time.Now()
-	inits, err := newInits(c.ourPath, c.ourVersion, c.tini, c.tiniStatic, c.dumbInit, c.catatonit, c.extra)
+	inits, err := newInits(c.ourPath, c.ourVersion, c.goFloor, c.goFloorVersion, c.tini, c.tiniStatic, c.dumbInit, c.catatonit, c.extra)
 	if err != nil {
 		return err
 	}
@@ -186,11 +190,11 @@ func benchMain(args []string) error {
 			return err
 		}},
 		{"reap", fmt.Sprintf("reaping %d orphans per init, %d at a time, interleaved", c.orphans, c.batch), func() (err error) {
-			rep.reap, err = measureReaping(inits, self, c.orphans, c.batch)
+			rep.reap, err = measureReaping(supervisors(inits), self, c.orphans, c.batch)
 			return err
 		}},
 		{"signals", fmt.Sprintf("signal latency, %d signals per init, interleaved", c.signals), func() (err error) {
-			rep.signals, err = measureSignals(inits, self, c.workDir, c.signals, c.signalPause)
+			rep.signals, err = measureSignals(supervisors(inits), self, c.workDir, c.signals, c.signalPause)
 			return err
 		}},
 	}

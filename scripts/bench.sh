@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Benchmarks our init side by side with tini, tini-static, dumb-init and catatonit (Debian's
-# packages) and prints Markdown tables on stdout: binary size, RSS and threads as PID 1, idle
-# wake-ups, start-up overhead, time to reap 20,000 orphans, signal forwarding latency.
+# Benchmarks our init side by side with the Go floor (bench/gofloor: a Go program that only
+# fork/execs and waits, built like our init) and tini, tini-static, dumb-init and catatonit
+# (Debian's packages) and prints Markdown tables on stdout: binary size, RSS and threads as
+# PID 1, idle wake-ups, start-up overhead, time to reap 20,000 orphans, signal forwarding
+# latency.
 #
 # Usage: scripts/bench.sh [harness flags]     (as root: it uses PID namespaces)
 #   BENCH_QUICK=1  smoke run (few iterations, about 20 s)
@@ -48,6 +50,12 @@ if [[ -d /sys/kernel/tracing && ! -e /sys/kernel/tracing/instances ]]; then
 fi
 
 mkdir -p "$work"
+
+# build_static OUT PKG builds PKG as our init is shipped: static, stripped, no build paths.
+build_static() {
+  CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$1" "$2"
+}
+
 init_bin=""
 args=()
 while (($#)); do
@@ -61,7 +69,7 @@ done
 if [[ -z $init_bin ]]; then
   init_bin="$work/init"
   echo "scripts/bench.sh: building ./init (static, stripped)" >&2
-  CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$init_bin" ./init
+  build_static "$init_bin" ./init
   version="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
   if [[ -n $(git -C "$root" status --porcelain -- init go.mod go.sum 2>/dev/null) ]]; then
     version+="+uncommitted"
@@ -70,6 +78,10 @@ if [[ -z $init_bin ]]; then
 else
   version="$init_bin"
 fi
+
+echo "scripts/bench.sh: building the Go floor ./bench/gofloor (static, stripped, like ./init)" >&2
+build_static "$work/gofloor" ./bench/gofloor
+gofloor_version="$(go env GOVERSION)"
 
 echo "scripts/bench.sh: building the harness" >&2
 CGO_ENABLED=0 go build -o "$work/bench" ./bench
@@ -80,4 +92,5 @@ if [[ ${BENCH_PROFILE:-0} == 1 ]]; then
   cat "$work/strace-c.txt" >&2
 fi
 
-exec "$work/bench" --init "$init_bin" --init-version "$version" --work "$work/tmp" "${args[@]}"
+exec "$work/bench" --init "$init_bin" --init-version "$version" \
+  --gofloor "$work/gofloor" --gofloor-version "$gofloor_version" --work "$work/tmp" "${args[@]}"
