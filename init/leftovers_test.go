@@ -67,6 +67,22 @@ func testLeftovers(t *testing.T, context spec.G, it spec.S) {
 		Expect(strings.Count(stderr.String(), "exiting with")).To(Equal(1))
 	})
 
+	it("stops waiting as soon as only a root process it may not signal remains, as PID 1", func() {
+		// Beside the root shell, a process of the app's user that takes
+		// 0.5 s to stop after SIGTERM (a docker exec session on its way
+		// out is one): the init waits for it, not for the root shell.
+		program := []string{"sh", "-c", `sh -c "trap 'sleep 0.5; exit 0' TERM; while true; do sleep 0.1; done" & exec sleep 60`}
+		cmd, stderr, app := startWithRootLeftover([]string{"BPL_INIT_GRACE_PERIOD=5s", "BPL_INIT_LOG_LEVEL=info"}, program...)
+		kill(t, app, syscall.SIGTERM)
+		code, elapsed := waitAtMost(t, cmd, 20*time.Second)
+		Expect(code).To(Equal(128+15), stderr.String())
+		Expect(stderr.String()).To(ContainSubstring("waiting up to 5s"))
+		Expect(elapsed).To(BeNumerically(">=", 400*time.Millisecond), "the app's user's process had its time:\n"+stderr.String())
+		Expect(elapsed).To(BeNumerically("<", 3*time.Second), "far less than the 5 s grace period:\n"+stderr.String())
+		Expect(stderr.String()).NotTo(ContainSubstring("sent SIGKILL"), "no SIGKILL sweep for what it may not signal")
+		Expect(stderr.String()).To(MatchRegexp(`\[init\] exiting with [1-9]\d* processes left: [1-9]\d* the init may not signal \(EPERM: another user's\), 0 still there after SIGKILL; the kernel kills them when the init exits\n`))
+	})
+
 	it("stops within the grace period and the margin when a root process it may not signal remains beside one that ignores SIGTERM, as PID 1", func() {
 		// The app leaves a process of its own user that ignores SIGTERM:
 		// that one gets the grace period, then SIGKILL; the root shell is

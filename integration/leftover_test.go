@@ -71,10 +71,10 @@ func testLeftovers(t *testing.T, context spec.G, it spec.S) {
 
 		Expect(logs).To(ContainSubstring("serve: got terminated, exiting"))
 		Expect(code).To(Equal(0), "the app's exit code")
-		// The init may signal nothing that remains, so it does not wait the grace period.
+		// The init stops waiting as soon as all that remains is what it may not signal (the docker
+		// exec that sent the signal may still be on its way out when the init looks).
 		Expect(took).To(BeNumerically("<", leftoverGrace), "no grace period for what the init cannot signal")
 		Expect(unsignalled.FindAllString(logs, -1)).To(HaveLen(1), "the init says once how many it could not signal")
-		Expect(logs).NotTo(ContainSubstring("waiting up to"))
 		Expect(strings.Count(logs, "sent SIGKILL")).To(Equal(0), "no SIGKILL sweep announced, let alone one every 100 ms")
 		Expect(withoutCode).To(Equal(0))
 		Expect(without).To(BeNumerically("<", dockerSlack), "without the init the kernel ends the namespace with its PID 1")

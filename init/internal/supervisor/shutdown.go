@@ -26,8 +26,8 @@ const killRetry = 100 * time.Millisecond
 // endSubtree ends what the program left behind: the processes that remain
 // get SIGTERM and SIGCONT and up to the grace period to exit, then SIGKILL
 // and up to killWait. It returns when nothing remains or when that time has
-// passed, and then says, once, what remains and why. When the init may
-// signal none of what remains, it returns at once.
+// passed, and then says, once, what remains and why. As soon as all that
+// remains is processes the init may not signal, it returns too.
 func (s *Supervisor) endSubtree() {
 	if s.gone() {
 		return
@@ -36,22 +36,39 @@ func (s *Supervisor) endSubtree() {
 	// otherwise only see the SIGTERM when SIGKILL ends it.
 	sent, refused := s.signalSubtree(unix.SIGTERM, true)
 	s.signalSubtree(unix.SIGCONT, false)
-	if sent == 0 && refused > 0 && s.subreaper {
-		// Nothing that remains can be signalled (another user's): none of
-		// it was told to stop, so waiting would only delay the exit that
-		// ends it, as the program's exit would have without the init.
+	var unreachable func() bool
+	if refused > 0 && s.subreaper {
+		// Processes of another user were not told to stop: waiting for
+		// them would only delay the exit that ends them, as the program's
+		// exit would have without the init.
+		unreachable = s.onlyUnsignallable
+		if sent == 0 {
+			s.reportLeftovers()
+			return
+		}
+	}
+	s.Log.Info("waiting up to ", duration(s.Config.GracePeriod), " for the remaining processes")
+	if s.settle(s.Config.GracePeriod, nil, unreachable) {
+		return
+	}
+	if unreachable != nil && unreachable() {
 		s.reportLeftovers()
 		return
 	}
-	s.Log.Info("waiting up to ", duration(s.Config.GracePeriod), " for the remaining processes")
-	if s.settle(s.Config.GracePeriod, nil) {
-		return
-	}
 	s.signalSubtree(unix.SIGKILL, true)
-	if s.settle(killWait, func() { s.signalSubtree(unix.SIGKILL, false) }) {
+	if s.settle(killWait, func() { s.signalSubtree(unix.SIGKILL, false) }, nil) {
 		return
 	}
 	s.reportLeftovers()
+}
+
+// onlyUnsignallable reports whether all that remains of the subtree is
+// processes the init may not signal.
+func (s *Supervisor) onlyUnsignallable() bool {
+	s.mu.Lock()
+	sent, refused := reaper.SignalSubtree(0, s.pid1)
+	s.mu.Unlock()
+	return sent == 0 && refused > 0
 }
 
 // gone reports whether nothing of the subtree remains: the init has no child
@@ -66,16 +83,17 @@ func (s *Supervisor) gone() bool {
 	return s.subreaper || unix.Kill(-s.child, 0) == unix.ESRCH
 }
 
-// settle waits up to d for the subtree to be gone and reports whether it is.
-// With tick, or when the init has to look for the program's process group,
-// it wakes every killRetry (calling tick); otherwise it sleeps until the
-// last child is reaped.
-func (s *Supervisor) settle(d time.Duration, tick func()) bool {
+// settle waits up to d for the subtree to be gone and reports whether it is;
+// with unreachable, it stops waiting, reporting false, as soon as that is
+// true. With tick or unreachable, or when the init has to look for the
+// program's process group, it wakes every killRetry (calling tick);
+// otherwise it sleeps until the last child is reaped.
+func (s *Supervisor) settle(d time.Duration, tick func(), unreachable func() bool) bool {
 	expired := after(d)
 	none := s.none
 	for {
 		var retry <-chan struct{}
-		if tick != nil || !s.subreaper {
+		if tick != nil || unreachable != nil || !s.subreaper {
 			retry = after(killRetry)
 		}
 		select {
@@ -87,6 +105,9 @@ func (s *Supervisor) settle(d time.Duration, tick func()) bool {
 		}
 		if s.gone() {
 			return true
+		}
+		if unreachable != nil && unreachable() {
+			return false
 		}
 		if tick != nil {
 			tick()
