@@ -23,7 +23,7 @@ var asUser1000 = []string{"setpriv", "--reuid=1000", "--regid=1000", "--clear-gr
 const ignoresTerm = `sh -c "trap '' TERM; while true; do sleep 1; done" >/dev/null 2>&1 & exit 0`
 
 // shutdownMargin is how much longer than the grace period the init may take
-// to exit after its program (1.5 s, see the README), plus slack for a loaded
+// to exit after its program (1.5 s, see docs/how-it-works.md), plus slack for a loaded
 // machine.
 const shutdownMargin = 1500*time.Millisecond + time.Second
 

@@ -13,23 +13,40 @@ import (
 	"github.com/sclevine/spec"
 )
 
-// readmeSnippet returns the code block that follows `<!-- test: NAME -->` in README.md: the tests
-// run the README's snippets, not copies of them.
-func readmeSnippet(t *testing.T, name string) string {
+// docSnippet returns the code block that follows `<!-- test: NAME -->` in README.md or in one of
+// docs/*.md, wherever the snippet lives: the tests run the documentation's snippets, not copies of
+// them. A name marked nowhere, or more than once, fails the test.
+func docSnippet(t *testing.T, name string) string {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join(settings.Root, "README.md"))
+	docs, err := filepath.Glob(filepath.Join(settings.Root, "docs", "*.md"))
 	if err != nil {
-		t.Fatalf("unable to read README.md: %v", err)
+		t.Fatalf("unable to list docs/*.md: %v", err)
 	}
-	m := regexp.MustCompile("(?s)<!-- test: " + regexp.QuoteMeta(name) + " -->\n```[a-z]*\n(.*?)```").FindSubmatch(readme)
-	if m == nil {
-		t.Fatalf("README.md has no snippet marked <!-- test: %s --> followed by a code block", name)
+	marked := regexp.MustCompile("(?s)<!-- test: " + regexp.QuoteMeta(name) + " -->\n```[a-z]*\n(.*?)```")
+	var snippet string
+	var places []string
+	for _, file := range append([]string{filepath.Join(settings.Root, "README.md")}, docs...) {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatalf("unable to read %s: %v", file, err)
+		}
+		for _, m := range marked.FindAllSubmatch(text, -1) {
+			snippet = string(m[1])
+			places = append(places, strings.TrimPrefix(file, settings.Root+string(filepath.Separator)))
+		}
 	}
-	return string(m[1])
+	switch len(places) {
+	case 0:
+		t.Fatalf("no snippet marked <!-- test: %s --> followed by a code block in README.md or docs/*.md", name)
+	case 1:
+	default:
+		t.Fatalf("the snippet name <!-- test: %s --> is marked %d times (%s): expected one snippet per name", name, len(places), strings.Join(places, ", "))
+	}
+	return snippet
 }
 
-// runSnippet runs a shell snippet of the README with bash in the repository root, with pack on
-// PATH as after `source .tools/env`.
+// runSnippet runs a shell snippet of the documentation with bash in the repository root, with
+// pack on PATH as after `source .tools/env`.
 func runSnippet(t *testing.T, snippet string) result {
 	t.Helper()
 	path := "PATH=" + filepath.Dir(settings.Pack) + string(os.PathListSeparator) + os.Getenv("PATH")
@@ -114,13 +131,13 @@ func must[T any](v T, err error) T {
 }
 
 // testReadme runs the README's snippets for app developers that use the .cnb, and checks what
-// it says about relative uris (issue 8).
+// it says about relative uris (issue 8). docSnippet is how every test of a snippet finds it.
 func testReadme(t *testing.T, context spec.G, it spec.S) {
 	var Expect = NewWithT(t).Expect
 
 	it("runs the App developers snippet as written: pack build --buildpack from=builder --buildpack build/init-buildpack.cnb", func() {
 		image := "pid1-it/readme-cnb:latest"
-		snippet := readmeSnippet(t, "pack build --buildpack .cnb")
+		snippet := docSnippet(t, "pack build --buildpack .cnb")
 		Expect(snippet).To(HavePrefix("pack build my-app "))
 		r := runSnippet(t, strings.Replace(snippet, "my-app", image, 1))
 		t.Cleanup(func() { _ = exec.Command("docker", "rmi", "-f", image).Run() })
@@ -131,7 +148,7 @@ func testReadme(t *testing.T, context spec.G, it spec.S) {
 	it("resolves project.toml's relative uri from where pack runs, not from project.toml's folder; reads [[io.buildpacks.build.env]]", func() {
 		app := t.TempDir()
 		Expect(exec.Command("cp", "-a", settings.App+"/.", app).Run()).To(Succeed())
-		Expect(os.WriteFile(filepath.Join(app, "project.toml"), []byte(readmeSnippet(t, "project.toml")), 0o644)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(app, "project.toml"), []byte(docSnippet(t, "project.toml")), 0o644)).To(Succeed())
 		image := "pid1-it/readme-project:latest"
 		build := func(cwd string) result {
 			return runIn(t, cwd, 5*time.Minute, settings.Pack, "build", image, "--builder", builderWithout, "--path", app,

@@ -16,9 +16,9 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// release is the buildpack as the suite published it, once, with the README's publish snippet,
-// to a repository of its own in the local registry (a version published before with other
-// sources would be refused, rightly).
+// release is the buildpack as the suite published it, once, with the publish snippet of
+// docs/releases.md, to a repository of its own in the local registry (a version published before
+// with other sources would be refused, rightly).
 var release struct {
 	Repository, Version, Digest string
 	Publish                     result
@@ -36,7 +36,7 @@ func published(t *testing.T) {
 	}
 	release.Version = string(regexp.MustCompile(`(?m)^\s*version\s*=\s*"([^"]+)"`).FindSubmatch(toml)[1])
 	release.Repository = fmt.Sprintf("%s/pid1-it/%d/init", registryAddr(), time.Now().UnixNano())
-	release.Publish = runSnippet(t, fromReadme(readmeSnippet(t, "publish")))
+	release.Publish = runSnippet(t, fromDocs(docSnippet(t, "publish")))
 	if release.Publish.ExitCode != 0 {
 		t.Fatalf("scripts/publish.sh %s: exit %d\n%s", release.Repository, release.Publish.ExitCode, release.Publish.Output)
 	}
@@ -44,20 +44,20 @@ func published(t *testing.T) {
 	t.Logf("published %s:%s as %s in %v", release.Repository, release.Version, release.Digest, release.Publish.Duration.Round(10*time.Millisecond))
 }
 
-// fromReadme puts the suite's repository and digest into a README snippet.
-func fromReadme(snippet string) string {
+// fromDocs puts the suite's repository and digest into a snippet of docs/releases.md.
+func fromDocs(snippet string) string {
 	return strings.NewReplacer(
 		"127.0.0.1:5311/pid1-buildpacks/init", release.Repository,
 		"sha256:<digest>", release.Digest,
 	).Replace(snippet)
 }
 
-// releaseBuilder creates the builder name from the README's builder.toml snippet (initInOrder:
+// releaseBuilder creates the builder name from a builder.toml snippet of docs/releases.md (initInOrder:
 // the init buildpack also last in every group, as a builder without system buildpacks needs);
 // it is removed when the test ends.
 func releaseBuilder(t *testing.T, name, snippet string, initInOrder bool) {
 	t.Helper()
-	r := createBuilder(t, name, t.TempDir(), settings.Root, sampleBuilderTOML(fromReadme(readmeSnippet(t, snippet)), initInOrder))
+	r := createBuilder(t, name, t.TempDir(), settings.Root, sampleBuilderTOML(fromDocs(docSnippet(t, snippet)), initInOrder))
 	if r.ExitCode != 0 {
 		t.Fatalf("pack builder create %s: exit %d\n%s", name, r.ExitCode, r.Output)
 	}
@@ -85,7 +85,7 @@ func removeReleaseImages() {
 }
 
 // testRelease publishes the buildpack to the local registry with scripts/publish.sh and builds
-// the sample app with the published image, the ways the README says (issue 8).
+// the sample app with the published image, the ways docs/releases.md says (issue 8).
 func testRelease(t *testing.T, context spec.G, it spec.S) {
 	var Expect = NewWithT(t).Expect
 
@@ -197,9 +197,9 @@ func testRelease(t *testing.T, context spec.G, it spec.S) {
 		expectWrapped(t, image)
 	})
 
-	it("appends the image with pack build --buildpack IMAGE:VERSION (the README's snippet)", func() {
+	it("appends the image with pack build --buildpack IMAGE:VERSION (the snippet of docs/releases.md)", func() {
 		image := "pid1-it/release-appended:latest"
-		snippet := fromReadme(readmeSnippet(t, "pack build --buildpack image"))
+		snippet := fromDocs(docSnippet(t, "pack build --buildpack image"))
 		Expect(snippet).To(ContainSubstring(release.Repository + ":" + release.Version))
 		r := runSnippet(t, strings.Replace(snippet, "my-app", image, 1))
 		t.Cleanup(func() { _ = exec.Command("docker", "rmi", "-f", image).Run() })
@@ -214,7 +214,7 @@ func testRelease(t *testing.T, context spec.G, it spec.S) {
 		firstSHA := initLayerSHA(t, image)
 		Expect(first.Output).To(ContainSubstring("Adding layer '" + initBuildpackID + ":init'"))
 
-		again := runSnippet(t, fromReadme(readmeSnippet(t, "publish")))
+		again := runSnippet(t, fromDocs(docSnippet(t, "publish")))
 		Expect(again.ExitCode).To(Equal(0), again.Output)
 		Expect(strings.TrimSpace(again.Stdout)).To(Equal(release.Digest), "the same sources give the same digest")
 		t.Logf("published again in %v: %s", again.Duration.Round(10*time.Millisecond), strings.TrimSpace(again.Stdout))
@@ -283,7 +283,7 @@ func testRelease(t *testing.T, context spec.G, it spec.S) {
 				Name string `yaml:"name"`
 			} `yaml:"metadata"`
 		}
-		docs := strings.Split(readmeSnippet(t, "kpack"), "\n---\n")
+		docs := strings.Split(docSnippet(t, "kpack"), "\n---\n")
 		Expect(docs).To(HaveLen(2))
 		Expect(yaml.Unmarshal([]byte(docs[0]), &store)).To(Succeed())
 		Expect(yaml.Unmarshal([]byte(docs[1]), &builder)).To(Succeed())
@@ -291,14 +291,14 @@ func testRelease(t *testing.T, context spec.G, it spec.S) {
 		Expect(builder.Kind).To(Equal("ClusterBuilder"))
 		Expect(builder.Spec.Store.Name).To(Equal(store.Metadata.Name))
 
-		uri := regexp.MustCompile(`uri = "([^"]+)"`).FindStringSubmatch(readmeSnippet(t, "builder.toml by digest"))[1]
+		uri := regexp.MustCompile(`uri = "([^"]+)"`).FindStringSubmatch(docSnippet(t, "builder.toml by digest"))[1]
 		var images []string
 		for _, s := range store.Spec.Sources {
 			images = append(images, s.Image)
 		}
 		Expect(images).To(ContainElement(uri))
 		// The image the kpack example names is the one the builder above was made from.
-		Expect(fromReadme(uri)).To(Equal(release.Repository + "@" + release.Digest))
+		Expect(fromDocs(uri)).To(Equal(release.Repository + "@" + release.Digest))
 		Expect(builder.Spec.Order).NotTo(BeEmpty())
 		for _, o := range builder.Spec.Order {
 			Expect(o.Group[len(o.Group)-1].ID).To(Equal(initBuildpackID))

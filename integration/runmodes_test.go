@@ -77,7 +77,7 @@ func testRunModes(t *testing.T, context spec.G, it spec.S) {
 		Expect(findProc(t, procs, "/workspace/bin/sample-app serve").PPID).To(Equal(ours.PID))
 
 		// A docker exec session's orphan goes to the namespace's PID 1, the pause container's
-		// sleep, not to us (the README's Limits).
+		// sleep, not to us (docs/limits.md).
 		orphan := strings.TrimSpace(dockerExec(t, id, "sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $!").Stdout)
 		Eventually(func() int { return procByPID(containerProcesses(t, id), orphan).PPID }, 5*time.Second, 100*time.Millisecond).Should(Equal(1))
 

@@ -40,7 +40,7 @@ else
   failed+=("unit tests (go test ./...)")
 fi
 
-# The init's black-box specs that do not apply under qemu-user, with why (README, "Tests"):
+# The init's black-box specs that do not apply under qemu-user, with why (docs/tests.md):
 qemu_skip=(
   forwards_each_forwardable_real-time_signal            # qemu does not deliver signals 35 and 36
   does_not_lose_a_signal_that_arrives_before            # strace sees qemu's syscalls, not the init's

@@ -11,8 +11,8 @@ import (
 	"github.com/sclevine/spec"
 )
 
-// testReleaseNotes checks that CHANGELOG.md and the README's release snippets name the version
-// of buildpack.toml, the one place it is set.
+// testReleaseNotes checks that CHANGELOG.md and the release snippets of the README and docs/*.md
+// name the version of buildpack.toml, the one place it is set.
 func testReleaseNotes(t *testing.T, context spec.G, it spec.S) {
 	var Expect = NewWithT(t).Expect
 
@@ -34,13 +34,19 @@ func testReleaseNotes(t *testing.T, context spec.G, it spec.S) {
 		Expect(string(top[1])).To(Equal(descriptor.Buildpack.Version))
 	})
 
-	it("the README's release snippets name the version in buildpack.toml", func() {
-		readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	it("the release snippets of the README and docs/*.md name the version in buildpack.toml", func() {
+		docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 		Expect(err).NotTo(HaveOccurred())
-		refs := regexp.MustCompile(`pid1-buildpacks/init:(\d[0-9A-Za-z.+-]*[0-9A-Za-z])|id = "pid1-buildpacks/init", version = "([^"]+)"`).FindAllSubmatch(readme, -1)
-		Expect(len(refs)).To(BeNumerically(">=", 3))
-		for _, m := range refs {
-			Expect(string(m[1])+string(m[2])).To(Equal(descriptor.Buildpack.Version), string(m[0]))
+		version := regexp.MustCompile(`pid1-buildpacks/init:(\d[0-9A-Za-z.+-]*[0-9A-Za-z])|id = "pid1-buildpacks/init", version = "([^"]+)"`)
+		var refs int
+		for _, file := range append([]string{filepath.Join(root, "README.md")}, docs...) {
+			text, err := os.ReadFile(file)
+			Expect(err).NotTo(HaveOccurred())
+			for _, m := range version.FindAllSubmatch(text, -1) {
+				refs++
+				Expect(string(m[1])+string(m[2])).To(Equal(descriptor.Buildpack.Version), "%s: %s", file, m[0])
+			}
 		}
+		Expect(refs).To(BeNumerically(">=", 3))
 	})
 }

@@ -39,7 +39,7 @@ func Name(sig unix.Signal) string {
 }
 
 // Forwardable reports whether the init can receive sig and pass it on to the
-// program. The exceptions, each for a reason the README lists:
+// program. The exceptions, each for a reason docs/how-it-works.md lists:
 //   - SIGKILL and SIGSTOP cannot be caught by any process;
 //   - SIGCHLD tells the init to reap, it is about the init's own children;
 //   - SIGURG is the Go runtime's goroutine preemption signal, so one sent by

@@ -25,7 +25,7 @@ const sigIgn = 1
 // keeps an inherited SIG_IGN until the program asks for the signal, so this
 // is the disposition the init was started with. For the other signals the
 // runtime has already installed its own handler before main runs, so an
-// inherited SIG_IGN cannot be seen (see the README).
+// inherited SIG_IGN cannot be seen (see docs/limits.md).
 func ignored(sig unix.Signal) bool {
 	var old kernelSigaction
 	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), 0,
@@ -55,7 +55,7 @@ const firstRealTime = 35
 // hands each signal it registers to a runtime thread and waits for it, tens
 // of microseconds a signal; these 30 are registered while the program
 // starts rather than before. A real-time signal sent to the init within
-// about a millisecond of its start can therefore be lost (see the README).
+// about a millisecond of its start can therefore be lost (see docs/benchmark.md).
 func late() []os.Signal {
 	var sigs []os.Signal
 	for sig := unix.Signal(firstRealTime); sig <= signals.Max; sig++ {
