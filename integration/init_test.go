@@ -73,6 +73,7 @@ func TestIntegration(t *testing.T) {
 	suite("SystemBuilder", testSystemBuilder)
 	suite("LifecycleMatrix", testLifecycleMatrix)
 	suite("Platforms", testPlatforms)
+	suite("EverywhereBuilder", testEverywhereBuilder)
 	suite("Audit", testAudit)
 	suite("BuilderOwnersReadme", testBuilderOwnersReadme)
 	suite("Path", testPath)
