@@ -76,6 +76,7 @@ func TestIntegration(t *testing.T) {
 	suite("EverywhereBuilder", testEverywhereBuilder)
 	suite("Audit", testAudit)
 	suite("BuilderOwnersReadme", testBuilderOwnersReadme)
+	suite("PlatformsDoc", testPlatformsDoc)
 	suite("Path", testPath)
 	suite("RunModes", testRunModes)
 	suite("Leftovers", testLeftovers)
