@@ -32,17 +32,6 @@ func testEverywhereBuilder(t *testing.T, context spec.G, it spec.S) {
 	})
 
 	it("wraps once with each order the app developer gives where pack finds the init, and fails as the system-only builder does where it does not", func() {
-		for _, w := range appDeveloperOrders() {
-			image := "pid1-it/platforms-everywhere-own-order:latest"
-			r := packBuild(t, image, builderEverywhere, w.packArgs(t)...)
-			t.Logf("%s: exit %d", w.name, r.ExitCode)
-			if w.fails {
-				Expect(r.ExitCode).NotTo(Equal(0), w.name)
-				Expect(r.Output).To(ContainSubstring(missingSystemBuildpack), w.name)
-				continue
-			}
-			Expect(r.ExitCode).To(Equal(0), "%s\n%s", w.name, r.Output)
-			expectWrappedOnce(t, image, r.Output)
-		}
+		buildAppDeveloperOrders(t, "pid1-it/platforms-everywhere-own-order:latest", builderEverywhere, expectWrappedOnce)
 	})
 }

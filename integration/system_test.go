@@ -143,18 +143,7 @@ func testSystemBuilder(t *testing.T, context spec.G, it spec.S) {
 		initCNB := func() string { return filepath.Join(settings.Root, "build", "init-buildpack.cnb") }
 
 		it("builds wrapped where pack finds the init, and fails naming it where it does not", func() {
-			for _, w := range appDeveloperOrders() {
-				image := "pid1-it/sys-own-order:latest"
-				r := packBuild(t, image, builderSystem, w.packArgs(t)...)
-				t.Logf("%s: exit %d", w.name, r.ExitCode)
-				if w.fails {
-					Expect(r.ExitCode).NotTo(Equal(0), w.name)
-					Expect(r.Output).To(ContainSubstring(missingSystemBuildpack), w.name)
-					continue
-				}
-				Expect(r.ExitCode).To(Equal(0), "%s\n%s", w.name, r.Output)
-				expectEveryTypeWrapped(t, image, r.Output)
-			}
+			buildAppDeveloperOrders(t, "pid1-it/sys-own-order:latest", builderSystem, expectEveryTypeWrapped)
 		})
 
 		it("runs the init with --disable-system-buildpacks --buildpack DIR, since the builder's /cnb/system.toml stays", func() {
@@ -261,6 +250,25 @@ func appDeveloperOrders() []appDeveloperOrder {
 			args: []string{"--buildpack", processesDir, "--buildpack", "urn:cnb:builder:pid1-buildpacks/init"}, fails: true},
 		{name: "project.toml: a directory in the group, the init's .cnb in io.buildpacks.post.group",
 			project: "[[io.buildpacks.group]]\n  uri = \"" + processesDir + "\"\n\n[[io.buildpacks.post.group]]\n  uri = \"" + initCNB + "\"\n", fails: true},
+	}
+}
+
+// buildAppDeveloperOrders builds image with builder in each of appDeveloperOrders: where the
+// way fails, pack must refuse it for want of the system buildpack; where it passes, expect
+// checks the image.
+func buildAppDeveloperOrders(t *testing.T, image, builder string, expect func(t *testing.T, image, output string)) {
+	t.Helper()
+	Expect := NewWithT(t).Expect
+	for _, w := range appDeveloperOrders() {
+		r := packBuild(t, image, builder, w.packArgs(t)...)
+		t.Logf("%s: exit %d", w.name, r.ExitCode)
+		if w.fails {
+			Expect(r.ExitCode).NotTo(Equal(0), w.name)
+			Expect(r.Output).To(ContainSubstring(missingSystemBuildpack), w.name)
+			continue
+		}
+		Expect(r.ExitCode).To(Equal(0), "%s\n%s", w.name, r.Output)
+		expect(t, image, r.Output)
 	}
 }
 
