@@ -245,7 +245,11 @@ func (b platformBuild) build(t *testing.T, runImage string) string {
 // it from the daemon when the test ends.
 func pullBack(t *testing.T, image string) {
 	t.Helper()
+	old, _ := exec.Command("docker", "image", "inspect", "--format", "{{.Id}}", image).Output()
 	docker(t, "pull", "-q", image)
+	if id := strings.TrimSpace(string(old)); id != "" && id != docker(t, "image", "inspect", "--format", "{{.Id}}", image) {
+		_ = exec.Command("docker", "rmi", id).Run()
+	}
 	t.Cleanup(func() { _ = exec.Command("docker", "rmi", "-f", image).Run() })
 }
 
