@@ -140,14 +140,39 @@ type buildMetadata struct {
 	DefaultProcess string `json:"buildpack-default-process-type"`
 }
 
+// imageBuildMetadata decodes image's io.buildpacks.build.metadata label. Below Platform API
+// 0.10 the lifecycle records a process's command as a string (the rest is in args); it is
+// returned as a one-element command.
 func imageBuildMetadata(t *testing.T, image string) buildMetadata {
 	t.Helper()
 	label := docker(t, "image", "inspect", "--format", `{{index .Config.Labels "io.buildpacks.build.metadata"}}`, image)
 	var m buildMetadata
-	if err := json.Unmarshal([]byte(label), &m); err != nil {
+	if err := json.Unmarshal(commandsAsArrays([]byte(label)), &m); err != nil {
 		t.Fatalf("unable to decode io.buildpacks.build.metadata of %s: %v\n%s", image, err, label)
 	}
 	return m
+}
+
+// commandsAsArrays returns the build metadata label with each process's string command made a
+// one-element array, or the label as it is when it cannot be read that way.
+func commandsAsArrays(label []byte) []byte {
+	var top map[string]json.RawMessage
+	var processes []map[string]json.RawMessage
+	if json.Unmarshal(label, &top) != nil || json.Unmarshal(top["processes"], &processes) != nil {
+		return label
+	}
+	for _, p := range processes {
+		var one string
+		if json.Unmarshal(p["command"], &one) == nil {
+			p["command"], _ = json.Marshal([]string{one})
+		}
+	}
+	top["processes"], _ = json.Marshal(processes)
+	fixed, err := json.Marshal(top)
+	if err != nil {
+		return label
+	}
+	return fixed
 }
 
 func processesByType(t *testing.T, image string) map[string]process {

@@ -72,8 +72,11 @@ func TestIntegration(t *testing.T) {
 	suite("RegistryScript", testRegistryScript)
 	suite("SystemBuilder", testSystemBuilder)
 	suite("LifecycleMatrix", testLifecycleMatrix)
+	suite("Platforms", testPlatforms)
+	suite("EverywhereBuilder", testEverywhereBuilder)
 	suite("Audit", testAudit)
 	suite("BuilderOwnersReadme", testBuilderOwnersReadme)
+	suite("PlatformsDoc", testPlatformsDoc)
 	suite("Path", testPath)
 	suite("RunModes", testRunModes)
 	suite("Leftovers", testLeftovers)
@@ -104,7 +107,7 @@ func requirePrerequisites(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(settings.App, "bin", "sample-app")); err != nil {
 		fail("the sample app: %v (scripts/builders.sh app)", err)
 	}
-	for _, image := range []string{builderWith, builderWithout, builderSystem, builderSystemLocked, builderSystem020,
+	for _, image := range []string{builderWith, builderWithout, builderSystem, builderSystemLocked, builderSystem020, builderEverywhere,
 		matrixBuilders[0].Builder, matrixBuilders[1].Builder, "pid1-buildpacks/run:busybox"} {
 		if err := exec.Command("docker", "image", "inspect", image).Run(); err != nil {
 			fail("image %s is not in the daemon (scripts/images.sh, scripts/builders.sh)", image)

@@ -23,6 +23,11 @@ const (
 	// missingSystemBuildpack is pack v0.40.0's refusal when the user's buildpacks do not
 	// include the builder's required system buildpack.
 	missingSystemBuildpack = "ERROR: failed to build: required system buildpack pid1-buildpacks/init@0.1.0 is not available"
+
+	// initFirstWarning and initFirstError are what build says when samples/processes comes after
+	// the init in the group: a warning, or an error on a builder that locks BP_INIT_ENABLED.
+	initFirstWarning = "Warning: pid1-buildpacks/init is not the last buildpack of the group: process types of samples/processes will not be wrapped; list it last in every group"
+	initFirstError   = "pid1-buildpacks/init must be the last buildpack of the group, but samples/processes come after it: their process types would start without the init, which this builder enforces (/cnb/build-config/env/BP_INIT_ENABLED.override); list pid1-buildpacks/init last"
 )
 
 // testSystemBuilder checks a builder that enforces the init with system buildpacks (issue 7):
@@ -30,8 +35,6 @@ const (
 // project.toml, the opt-out and the builder owner's lock.
 func testSystemBuilder(t *testing.T, context spec.G, it spec.S) {
 	var Expect = NewWithT(t).Expect
-
-	appProcesses := func() string { return filepath.Join(settings.Root, "integration", ".work", "app-processes") }
 
 	expectNoneWrapped := func(image string) {
 		t.Helper()
@@ -54,7 +57,7 @@ func testSystemBuilder(t *testing.T, context spec.G, it spec.S) {
 
 		// Group 2: samples/processes alone, which declares six process types.
 		image = "pid1-it/sys-group2:latest"
-		r = mustPackBuild(t, image, builderSystem, "--path", appProcesses())
+		r = mustPackBuild(t, image, builderSystem, "--path", appProcessesDir())
 		expectEveryTypeWrapped(t, image, r.Output)
 		Expect(buildpackIDs(t, image)).To(Equal([]string{"samples/processes", initBuildpackID}))
 		Expect(processesByType(t, image)).To(HaveLen(6))
@@ -134,65 +137,46 @@ func testSystemBuilder(t *testing.T, context spec.G, it spec.S) {
 	// required system buildpack against the buildpacks the user brings (directories, .cnb
 	// files, images); buildpacks named by id come from the builder and are not checked.
 	context("with the app developer's own order", func() {
-		type way struct {
-			name string
-			args []string
-			// project is the project.toml to write into a copy of the app, if any.
-			project string
-			// fails is false when the build passes with every type wrapped.
-			fails bool
-		}
 		processesDir := func() string {
 			return filepath.Join(settings.Root, "integration", "testdata", "buildpacks", "processes")
 		}
 		initCNB := func() string { return filepath.Join(settings.Root, "build", "init-buildpack.cnb") }
-		ways := func() []way {
-			return []way{
-				{name: "--buildpack with a builder buildpack's id", args: []string{"--buildpack", "samples/processes"}},
-				{name: "--buildpack from=builder", args: []string{"--buildpack", "from=builder"}},
-				{name: "--buildpack ID, also naming the init by id", args: []string{"--buildpack", "samples/processes", "--buildpack", "pid1-buildpacks/init@0.1.0"}},
-				{name: "--buildpack DIR --buildpack the init's .cnb", args: []string{"--buildpack", processesDir(), "--buildpack", initCNB()}},
-				{name: "project.toml: a group of builder buildpack ids",
-					project: "[[io.buildpacks.group]]\n  id = \"samples/processes\"\n"},
-				{name: "project.toml: a group of a directory and the init's .cnb",
-					project: "[[io.buildpacks.group]]\n  uri = \"" + processesDir() + "\"\n\n[[io.buildpacks.group]]\n  uri = \"" + initCNB() + "\"\n"},
-				{name: "--buildpack DIR", args: []string{"--buildpack", processesDir()}, fails: true},
-				{name: "--buildpack DIR --buildpack pid1-buildpacks/init@0.1.0", args: []string{"--buildpack", processesDir(), "--buildpack", "pid1-buildpacks/init@0.1.0"}, fails: true},
-				{name: "--buildpack DIR --buildpack pid1-buildpacks/init", args: []string{"--buildpack", processesDir(), "--buildpack", "pid1-buildpacks/init"}, fails: true},
-				{name: "--buildpack from=builder --buildpack DIR", args: []string{"--buildpack", "from=builder", "--buildpack", processesDir()}, fails: true},
-				{name: "--buildpack DIR --buildpack urn:cnb:builder:pid1-buildpacks/init",
-					args: []string{"--buildpack", processesDir(), "--buildpack", "urn:cnb:builder:pid1-buildpacks/init"}, fails: true},
-				{name: "project.toml: a directory in the group, the init's .cnb in io.buildpacks.post.group",
-					project: "[[io.buildpacks.group]]\n  uri = \"" + processesDir() + "\"\n\n[[io.buildpacks.post.group]]\n  uri = \"" + initCNB() + "\"\n", fails: true},
-			}
-		}
 
 		it("builds wrapped where pack finds the init, and fails naming it where it does not", func() {
-			for _, w := range ways() {
-				args := append([]string{"--trust-extra-buildpacks"}, w.args...)
-				if w.project != "" {
-					app := t.TempDir()
-					Expect(os.CopyFS(app, os.DirFS(settings.App))).To(Succeed())
-					Expect(os.WriteFile(filepath.Join(app, "project.toml"), []byte("[_]\nschema-version = \"0.2\"\n\n"+w.project), 0o644)).To(Succeed())
-					args = append(args, "--path", app)
-				}
-				image := "pid1-it/sys-own-order:latest"
-				r := packBuild(t, image, builderSystem, args...)
-				t.Logf("%s: exit %d", w.name, r.ExitCode)
-				if w.fails {
-					Expect(r.ExitCode).NotTo(Equal(0), w.name)
-					Expect(r.Output).To(ContainSubstring(missingSystemBuildpack), w.name)
-					continue
-				}
-				Expect(r.ExitCode).To(Equal(0), "%s\n%s", w.name, r.Output)
-				expectEveryTypeWrapped(t, image, r.Output)
-			}
+			buildAppDeveloperOrders(t, "pid1-it/sys-own-order:latest", builderSystem, expectEveryTypeWrapped)
 		})
 
 		it("runs the init with --disable-system-buildpacks --buildpack DIR, since the builder's /cnb/system.toml stays", func() {
 			image := "pid1-it/sys-own-order-disabled:latest"
 			r := mustPackBuild(t, image, builderSystem, "--trust-extra-buildpacks", "--disable-system-buildpacks", "--buildpack", processesDir())
 			expectEveryTypeWrapped(t, image, r.Output)
+		})
+
+		// The ordering trap (issue 13, item 3): the app developer names the init first, the
+		// lifecycle does not append the system copy to a group that holds it, and the init runs
+		// before the buildpack whose process types it should wrap.
+		initFirst := func() []string {
+			return []string{"--trust-extra-buildpacks", "--buildpack", initCNB(), "--buildpack", processesDir()}
+		}
+
+		it("passes with the init first, leaving the later buildpacks' types unwrapped, and warns without -v", func() {
+			image := "pid1-it/sys-init-first:latest"
+			r := mustPackBuild(t, image, builderSystem, initFirst()...)
+			Expect(buildpackIDs(t, image)).To(Equal([]string{initBuildpackID, "samples/processes"}), "the system copy is not appended")
+			types := processesByType(t, image)
+			Expect(types).NotTo(BeEmpty())
+			for typ, p := range types {
+				Expect(p.Command[0]).NotTo(Equal(initPath), typ)
+			}
+			Expect(r.Output).To(ContainSubstring(initFirstWarning))
+		})
+
+		it("fails with the init first on a builder that locks BP_INIT_ENABLED, in one line naming the buildpacks after it", func() {
+			r := packBuild(t, "pid1-it/sys-locked-init-first:latest", builderSystemLocked, initFirst()...)
+			t.Logf("pack build --buildpack <init> --buildpack <dir> on the locked builder: exit %d", r.ExitCode)
+			Expect(r.ExitCode).NotTo(Equal(0), r.Output)
+			Expect(r.Output).To(ContainSubstring(initFirstError))
+			Expect(r.Output).NotTo(ContainSubstring(initFirstWarning))
 		})
 	})
 
@@ -206,6 +190,86 @@ func testSystemBuilder(t *testing.T, context spec.G, it spec.S) {
 		Expect(r.Output).NotTo(ContainSubstring(initBuildpackID))
 		expectNoneWrapped(image)
 	})
+}
+
+// appProcessesDir is the sample app without legacy-processes, which the builders' second group
+// (samples/processes alone) detects.
+func appProcessesDir() string {
+	return filepath.Join(settings.Root, "integration", ".work", "app-processes")
+}
+
+// appDeveloperOrder is one way an app developer gives pack v0.40.0 an order of their own on a
+// builder that enforces the init as a system buildpack.
+type appDeveloperOrder struct {
+	name string
+	args []string
+	// project is the project.toml to write into a copy of the app, if any.
+	project string
+	// fails is false when the build passes with every type wrapped.
+	fails bool
+}
+
+// packArgs are the pack build arguments of the way o, with a copy of the app holding its
+// project.toml if it has one.
+func (o appDeveloperOrder) packArgs(t *testing.T) []string {
+	t.Helper()
+	args := append([]string{"--trust-extra-buildpacks"}, o.args...)
+	if o.project != "" {
+		app := t.TempDir()
+		if err := os.CopyFS(app, os.DirFS(settings.App)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(app, "project.toml"), []byte("[_]\nschema-version = \"0.2\"\n\n"+o.project), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--path", app)
+	}
+	return args
+}
+
+// appDeveloperOrders are the twelve ways of appDeveloperOrder the tests try: pack checks each
+// required system buildpack against the buildpacks the user brings (directories, .cnb files,
+// images); buildpacks named by id come from the builder and are not checked.
+func appDeveloperOrders() []appDeveloperOrder {
+	processesDir := filepath.Join(settings.Root, "integration", "testdata", "buildpacks", "processes")
+	initCNB := filepath.Join(settings.Root, "build", "init-buildpack.cnb")
+	return []appDeveloperOrder{
+		{name: "--buildpack with a builder buildpack's id", args: []string{"--buildpack", "samples/processes"}},
+		{name: "--buildpack from=builder", args: []string{"--buildpack", "from=builder"}},
+		{name: "--buildpack ID, also naming the init by id", args: []string{"--buildpack", "samples/processes", "--buildpack", "pid1-buildpacks/init@0.1.0"}},
+		{name: "--buildpack DIR --buildpack the init's .cnb", args: []string{"--buildpack", processesDir, "--buildpack", initCNB}},
+		{name: "project.toml: a group of builder buildpack ids",
+			project: "[[io.buildpacks.group]]\n  id = \"samples/processes\"\n"},
+		{name: "project.toml: a group of a directory and the init's .cnb",
+			project: "[[io.buildpacks.group]]\n  uri = \"" + processesDir + "\"\n\n[[io.buildpacks.group]]\n  uri = \"" + initCNB + "\"\n"},
+		{name: "--buildpack DIR", args: []string{"--buildpack", processesDir}, fails: true},
+		{name: "--buildpack DIR --buildpack pid1-buildpacks/init@0.1.0", args: []string{"--buildpack", processesDir, "--buildpack", "pid1-buildpacks/init@0.1.0"}, fails: true},
+		{name: "--buildpack DIR --buildpack pid1-buildpacks/init", args: []string{"--buildpack", processesDir, "--buildpack", "pid1-buildpacks/init"}, fails: true},
+		{name: "--buildpack from=builder --buildpack DIR", args: []string{"--buildpack", "from=builder", "--buildpack", processesDir}, fails: true},
+		{name: "--buildpack DIR --buildpack urn:cnb:builder:pid1-buildpacks/init",
+			args: []string{"--buildpack", processesDir, "--buildpack", "urn:cnb:builder:pid1-buildpacks/init"}, fails: true},
+		{name: "project.toml: a directory in the group, the init's .cnb in io.buildpacks.post.group",
+			project: "[[io.buildpacks.group]]\n  uri = \"" + processesDir + "\"\n\n[[io.buildpacks.post.group]]\n  uri = \"" + initCNB + "\"\n", fails: true},
+	}
+}
+
+// buildAppDeveloperOrders builds image with builder in each of appDeveloperOrders: where the
+// way fails, pack must refuse it for want of the system buildpack; where it passes, expect
+// checks the image.
+func buildAppDeveloperOrders(t *testing.T, image, builder string, expect func(t *testing.T, image, output string)) {
+	t.Helper()
+	Expect := NewWithT(t).Expect
+	for _, w := range appDeveloperOrders() {
+		r := packBuild(t, image, builder, w.packArgs(t)...)
+		t.Logf("%s: exit %d", w.name, r.ExitCode)
+		if w.fails {
+			Expect(r.ExitCode).NotTo(Equal(0), w.name)
+			Expect(r.Output).To(ContainSubstring(missingSystemBuildpack), w.name)
+			continue
+		}
+		Expect(r.ExitCode).To(Equal(0), "%s\n%s", w.name, r.Output)
+		expect(t, image, r.Output)
+	}
 }
 
 // firstOf is what the wrapped process runs after "init --": the command, or bash for a

@@ -15,6 +15,10 @@
 #                                 examples/lock.toml, which forbids BP_INIT_ENABLED=false) and
 #                                 pid1-buildpacks/builder:system-lifecycle-0.20.12 (the same on
 #                                 lifecycle 0.20.12, which ignores [system] without a word)
+#   scripts/builders.sh everywhere
+#                                 builder pid1-buildpacks/builder:everywhere from
+#                                 examples/builder-everywhere.toml as it is: the init last in every
+#                                 group and in [system.post], lifecycle 0.21.11
 #   scripts/builders.sh matrix    pid1-buildpacks/builder:with-lifecycle-<version>, one for each
 #                                 older lifecycle scripts/setup.sh built: the init last in every
 #                                 group, from examples/builder-last-in-every-group.toml
@@ -33,6 +37,7 @@ TESTDATA="${ROOT}/integration/testdata"
 CNB="${PID1_BUILDPACK_CNB:-${ROOT}/build/init-buildpack.cnb}"
 EXAMPLE="${ROOT}/examples/builder.toml"
 EXAMPLE_LAST="${ROOT}/examples/builder-last-in-every-group.toml"
+EXAMPLE_EVERYWHERE="${ROOT}/examples/builder-everywhere.toml"
 BUILD_IMAGE="${PID1_BUILD_IMAGE:-pid1-buildpacks/build:busybox}"
 RUN_IMAGE="${PID1_RUN_IMAGE:-pid1-buildpacks/run:busybox}"
 
@@ -196,6 +201,7 @@ case "${1:-all}" in
   without) make_builder without ;;
   with) make_builder with ;;
   system | system-variants) make_system_builders "$1" ;;
+  everywhere) require_example_cnb && create_builder pid1-buildpacks/builder:everywhere "${EXAMPLE_EVERYWHERE}" ;;
   matrix) make_matrix ;;
   all)
     make_app
@@ -203,7 +209,8 @@ case "${1:-all}" in
     make_builder with
     make_system_builders system
     make_system_builders system-variants
+    require_example_cnb && create_builder pid1-buildpacks/builder:everywhere "${EXAMPLE_EVERYWHERE}"
     make_matrix
     ;;
-  *) die "unknown argument ${1}: want app, without, with, system, system-variants, matrix or all" ;;
+  *) die "unknown argument ${1}: want app, without, with, system, system-variants, everywhere, matrix or all" ;;
 esac

@@ -2,8 +2,9 @@
 # Runs every test of the project, and sets up what they need first (scripts/setup.sh, which also
 # starts the local registry, scripts/registry.sh):
 #   1. unit tests of the root module, `go test ./...` (this includes the init's black-box tests
-#      that run it as PID 1 under `unshare --pid`: they need root), then the init's black-box
-#      tests again against the arm64 init under qemu-user;
+#      that run it as PID 1 under `unshare --pid`: they need root), the documented kpack
+#      manifests decoded into kpack's own types (integration/kpack, a module of its own), then
+#      the init's black-box tests again against the arm64 init under qemu-user;
 #   2. the buildpack, packaged (scripts/package.sh), the local platform (scripts/images.sh) and
 #      the builders (scripts/builders.sh);
 #   3. the integration tests in integration/ (real pack, real lifecycle, real Docker); their
@@ -38,6 +39,14 @@ if go test -count=1 ./...; then
   echo "unit tests passed in $(elapsed "$t")"
 else
   failed+=("unit tests (go test ./...)")
+fi
+
+step "kpack manifests against kpack's API types: go test ./... in integration/kpack (no cluster)"
+t=$(date +%s)
+if (cd integration/kpack && go test -count=1 ./...); then
+  echo "kpack manifest tests passed in $(elapsed "$t")"
+else
+  failed+=("kpack manifest tests (integration/kpack)")
 fi
 
 # The init's black-box specs that do not apply under qemu-user, with why (docs/tests.md):

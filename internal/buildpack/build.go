@@ -26,6 +26,9 @@ import (
 // buildpacks defined it.
 type Build struct {
 	Logger log.Logger
+	// BuildConfigDir is the lifecycle's build-config directory; empty means
+	// config.DefaultBuildConfigDir.
+	BuildConfigDir string
 }
 
 // Build implements libcnb.BuildFunc.
@@ -80,6 +83,9 @@ func (b Build) wrapProcesses(layersDir, ownID, appDir, initLayer string, cfg con
 
 	collection, err := launch.Collect(layersDir, ownID)
 	if err != nil {
+		return nil, err
+	}
+	if err := b.requireLast(ownID, collection.Later); err != nil {
 		return nil, err
 	}
 	for _, w := range collection.Warnings {

@@ -245,6 +245,32 @@ func testBuild(t *testing.T, context spec.G, it spec.S) {
 		out, exit := w.build()
 		Expect(exit.err).NotTo(HaveOccurred())
 		Expect(out).To(ContainSubstring("Warning: pid1-buildpacks/init is not the last buildpack of the group: process types of z/late will not be wrapped"))
+		processes, _ := w.processes()
+		Expect(processes).To(Equal([]writtenProcess{{Type: "web", Command: []string{w.initPath, "--", "w"}}}))
+	})
+
+	it("fails in one line naming the later buildpacks when the builder locks BP_INIT_ENABLED", func() {
+		w.group([2]string{ownID, "0.10"}, [2]string{"z/late", "0.10"}, [2]string{"z/later", "0.10"})
+		w.write(filepath.Join(w.buildConfig, "env", "BP_INIT_ENABLED.override"), "true")
+
+		out, exit := w.build()
+		Expect(exit.err).To(MatchError("pid1-buildpacks/init must be the last buildpack of the group, but z/late, z/later come after it: " +
+			"their process types would start without the init, which this builder enforces (" +
+			filepath.Join(w.buildConfig, "env", "BP_INIT_ENABLED.override") + "); list pid1-buildpacks/init last"))
+		Expect(out).NotTo(ContainSubstring("Warning"))
+		_, written := w.processes()
+		Expect(written).To(BeFalse())
+	})
+
+	it("builds when the builder locks BP_INIT_ENABLED and it is last", func() {
+		w.group([2]string{"a/one", "0.10"}, [2]string{ownID, "0.10"})
+		w.launch("a/one", "[[processes]]\ntype = \"web\"\ncommand = [\"w\"]\n")
+		w.write(filepath.Join(w.buildConfig, "env", "BP_INIT_ENABLED.override"), "true")
+
+		_, exit := w.build()
+		Expect(exit.err).NotTo(HaveOccurred())
+		processes, _ := w.processes()
+		Expect(processes).To(Equal([]writtenProcess{{Type: "web", Command: []string{w.initPath, "--", "w"}}}))
 	})
 
 	it("contributes nothing and leaves every process type as is when BP_INIT_ENABLED is false, saying so in one line", func() {

@@ -36,6 +36,8 @@ type workspace struct {
 	layersDir  string
 	buildpack  string
 	initPath   string
+	// buildConfig is the build-config directory the build reads instead of /cnb/build-config.
+	buildConfig string
 }
 
 const ownID = "pid1-buildpacks/init"
@@ -46,6 +48,7 @@ func newWorkspace(t *testing.T) *workspace {
 	w.layersDir = filepath.Join(w.layersRoot, "pid1-buildpacks_init")
 	w.buildpack = filepath.Join(w.root, "buildpack")
 	w.initPath = filepath.Join(w.layersDir, "init", "sbin", "init")
+	w.buildConfig = filepath.Join(w.root, "build-config")
 
 	descriptor, err := os.ReadFile(filepath.Join("..", "..", "buildpack.toml"))
 	must(t, err)
@@ -103,7 +106,7 @@ func (w *workspace) build() (string, *exitRecorder) {
 	var out bytes.Buffer
 	logger := log.NewPaketoLogger(&out)
 	exit := &exitRecorder{}
-	libcnb.Build(buildpack.Build{Logger: logger}.Build, libcnb.NewConfig(
+	libcnb.Build(buildpack.Build{Logger: logger, BuildConfigDir: w.buildConfig}.Build, libcnb.NewConfig(
 		libcnb.WithExitHandler(exit),
 		libcnb.WithTOMLWriter(utils.NewTOMLWriter(utils.WithTOMLWriterLogger(logger))),
 		libcnb.WithEnvironmentWriter(utils.NewEnvironmentWriter(utils.WithEnvironmentWriterLogger(logger))),

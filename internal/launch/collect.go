@@ -17,6 +17,9 @@ type Collection struct {
 	// Ordered is false when group.toml was missing: Sets is then sorted by directory name and the
 	// real order of the buildpacks is unknown.
 	Ordered bool
+	// Later holds the ids of the buildpacks of the group that come after this one, in group
+	// order: their process types are not among Sets and cannot be wrapped.
+	Later []string
 	// Warnings are problems worth telling the user that do not stop the build.
 	Warnings []string
 }
@@ -49,12 +52,8 @@ func Collect(layersDir, ownID string) (Collection, error) {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("%s is not in %s: treating every buildpack of the group as earlier", ownID, groupPath))
 	} else {
 		earlier = group[:own]
-		if later := group[own+1:]; len(later) > 0 {
-			var ids []string
-			for _, e := range later {
-				ids = append(ids, e.ID)
-			}
-			c.Warnings = append(c.Warnings, fmt.Sprintf("%s is not the last buildpack of the group: process types of %s will not be wrapped; list it last in every group", ownID, strings.Join(ids, ", ")))
+		for _, e := range group[own+1:] {
+			c.Later = append(c.Later, e.ID)
 		}
 	}
 
