@@ -18,6 +18,9 @@
 #   scripts/builders.sh matrix    pid1-buildpacks/builder:with-lifecycle-<version>, one for each
 #                                 older lifecycle scripts/setup.sh built: the init last in every
 #                                 group, from examples/builder-last-in-every-group.toml
+#   scripts/builders.sh launcher  pid1-buildpacks/builder:launcher-with and launcher-without
+#                                 (scripts/builders-launcher.sh: the Procfile buildpack and
+#                                 samples/profiles, with and without the init buildpack)
 #   scripts/builders.sh all       all of them (the default)
 #
 # Needs scripts/setup.sh and scripts/images.sh to have run.
@@ -197,6 +200,7 @@ case "${1:-all}" in
   with) make_builder with ;;
   system | system-variants) make_system_builders "$1" ;;
   matrix) make_matrix ;;
+  launcher) "${ROOT}/scripts/builders-launcher.sh" ;;
   all)
     make_app
     make_builder without
@@ -204,6 +208,7 @@ case "${1:-all}" in
     make_system_builders system
     make_system_builders system-variants
     make_matrix
+    "${ROOT}/scripts/builders-launcher.sh"
     ;;
-  *) die "unknown argument ${1}: want app, without, with, system, system-variants, matrix or all" ;;
+  *) die "unknown argument ${1}: want app, without, with, system, system-variants, matrix, launcher or all" ;;
 esac
