@@ -21,7 +21,7 @@ const (
 
 // launcherImages are the images of integration/testdata/app-procfile (a Procfile, an app
 // .profile) built by the Procfile buildpack and samples/profiles (profile.d scripts in two
-// launch layers), without and with the init buildpack (scripts/builders-launcher.sh).
+// launch layers), without and with the init buildpack (scripts/builders.sh launcher).
 var launcherImages struct {
 	once          sync.Once
 	with, without string
@@ -200,4 +200,3 @@ func testLauncher(t *testing.T, context spec.G, it spec.S) {
 		Expect(gotErr).To(ContainSubstring("/workspace/no-such-program: No such file or directory"))
 	})
 }
-

@@ -1,7 +1,7 @@
 // A stand-in for the Paketo Procfile buildpack (paketo-buildpacks/procfile v5), whose module the
 // Go module proxy refuses (403 "This module version is not available" for every version tried).
 // Built on the libraries procfile v5.13.6 is built on, so that its launch.toml is written by the
-// same code. scripts/builders-launcher.sh builds it.
+// same code. `scripts/builders.sh launcher` builds it.
 module github.com/pid1-buildpacks/init/integration/testdata/buildpacks/procfile
 
 go 1.26.8
