@@ -81,6 +81,7 @@ func TestIntegration(t *testing.T) {
 	suite("RunModes", testRunModes)
 	suite("Leftovers", testLeftovers)
 	suite("Podman", testPodman)
+	suite("Launcher", testLauncher)
 	suite.Run(t)
 }
 

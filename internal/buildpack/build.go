@@ -111,18 +111,21 @@ func (b Build) wrapProcesses(layersDir, ownID, appDir, initLayer string, cfg con
 		case len(p.ExecEnv) > 0:
 			b.warn(fmt.Sprintf("process type %q has exec-env %v, which Buildpack API 0.10 cannot declare: left as is", p.Type, p.ExecEnv))
 			continue
+		case len(p.Command) == 0:
+			b.warn(fmt.Sprintf("process type %q of %s has an empty command: left as is (the lifecycle accepts it; launching that type fails, with or without the init)", p.Type, p.BuildpackID))
+			continue
 		}
 		if name, ok := rewrite.ExistingInit(p, appDir, initPath, initlayer.FormerBinaryPath(initLayer)); ok {
 			b.Logger.Bodyf("%s: already starts with %s, not wrapped twice: %s", p.Type, name, before)
 			continue
 		}
 
-		w := rewrite.Wrap(p, initPath, p.Type == merged.DefaultType)
+		w := rewrite.Wrap(p, initPath, collection.Group, p.Type == merged.DefaultType)
 		after := formatArgv(append(append([]string{}, w.Command...), w.Arguments...))
 		b.Logger.Bodyf("%s: %s", p.Type, before)
 		b.Logger.Bodyf("%s  becomes %s", strings.Repeat(" ", len(p.Type)), after)
-		if !p.Direct {
-			b.warn(fmt.Sprintf("process type %q is a Buildpack API %s shell process: it now runs through bash -c as the launcher ran it, but profile.d scripts and .profile are no longer sourced", p.Type, apiOrLegacy(p.API)))
+		if !p.Direct && !collection.Ordered {
+			b.warn(fmt.Sprintf("process type %q is a Buildpack API %s shell process: without group.toml the order of the buildpacks is unknown, so its profile.d scripts are sourced in the order of their directory names", p.Type, apiOrLegacy(p.API)))
 		}
 		wrapped = append(wrapped, w)
 	}
@@ -176,8 +179,8 @@ func formatArgv(argv []string) string {
 	parts := make([]string, len(argv))
 	for i, a := range argv {
 		switch {
-		case a == rewrite.ShellScript:
-			parts[i] = "<launcher-compatible bash script>"
+		case rewrite.IsShellScript(a):
+			parts[i] = "<the launcher's bash script: profile.d, .profile, cd>"
 		case a == "" || strings.ContainsAny(a, " \t\n\"'\\"):
 			parts[i] = strconv.Quote(a)
 		default:

@@ -86,7 +86,8 @@ func testBuild(t *testing.T, context spec.G, it spec.S) {
 		Expect(processes).To(Equal([]writtenProcess{
 			{Type: "cli", Command: []string{w.initPath, "--", "node", "cli.js"}, Args: []string{"--help"}},
 			{Type: "legacy", Command: []string{w.initPath, "--", "/workspace/run"}},
-			{Type: "task", Command: []string{w.initPath, "--", "/bin/bash", "-c", rewrite.ShellScript, "bash", "echo $HOME"}},
+			{Type: "task", Command: []string{w.initPath, "--", "/bin/bash", "-c",
+				rewrite.ShellScript("task", "", []string{"bp/api07", "bp/api08", "bp/api09", "bp/api010", "bp/tini", ownID}), "/cnb/process/task", "echo $HOME"}},
 			{Type: "web", Command: []string{w.initPath, "--", "java"}, Args: []string{"-jar", "app.jar"}, WorkingDirectory: "/workspace/sub"},
 			{Type: "worker", Command: []string{w.initPath, "--", "python", "worker.py", "--queue", "default"},
 				WorkingDirectory: "/workspace/jobs", Default: true},
@@ -101,8 +102,8 @@ func testBuild(t *testing.T, context spec.G, it spec.S) {
 		Expect(out).To(ContainSubstring("web: java -jar app.jar\n"))
 		Expect(out).To(ContainSubstring("     becomes " + w.initPath + " -- java -jar app.jar\n"))
 		Expect(out).To(ContainSubstring(`task: "echo $HOME"` + "\n"))
-		Expect(out).To(ContainSubstring(`becomes ` + w.initPath + ` -- /bin/bash -c <launcher-compatible bash script> bash "echo $HOME"`))
-		Expect(out).To(ContainSubstring(`Warning: process type "task" is a Buildpack API 0.8 shell process: it now runs through bash -c as the launcher ran it, but profile.d scripts and .profile are no longer sourced`))
+		Expect(out).To(ContainSubstring(`becomes ` + w.initPath + ` -- /bin/bash -c <the launcher's bash script: profile.d, .profile, cd> /cnb/process/task "echo $HOME"`))
+		Expect(out).NotTo(ContainSubstring("no longer sourced"))
 		Expect(out).To(ContainSubstring("supervised: already starts with tini, not wrapped twice: tini -- server"))
 		Expect(out).To(ContainSubstring(`working-dir is not supported by Buildpack API 0.7`))
 
@@ -120,6 +121,29 @@ func testBuild(t *testing.T, context spec.G, it spec.S) {
 		Expect(layerTOML.Metadata).To(HaveKeyWithValue("path", "sbin/init"), "a layer of an earlier version, with bin/init, is not reused")
 		Expect(filepath.Join(w.layersDir, "init.sbom.cdx.json")).To(BeARegularFile())
 		Expect(filepath.Join(w.layersDir, "init.sbom.syft.json")).To(BeARegularFile())
+	})
+
+	it("leaves a type with an empty command as is, with a warning, and wraps the others", func() {
+		w.group([2]string{"a/one", "0.10"}, [2]string{ownID, "0.10"})
+		w.launch("a/one", "[[processes]]\ntype = \"empty\"\ncommand = []\n[[processes]]\ntype = \"missing\"\n[[processes]]\ntype = \"web\"\ncommand = [\"w\"]\n")
+
+		out, exit := w.build()
+		Expect(exit.err).NotTo(HaveOccurred())
+		processes, _ := w.processes()
+		Expect(processes).To(Equal([]writtenProcess{{Type: "web", Command: []string{w.initPath, "--", "w"}}}))
+		Expect(out).To(ContainSubstring(`Warning: process type "empty" of a/one has an empty command: left as is`))
+		Expect(out).To(ContainSubstring(`Warning: process type "missing" of a/one has an empty command: left as is`))
+	})
+
+	it("moves a shell process's working-dir into its script, where bash changes to it after the profiles", func() {
+		w.group([2]string{"a/one", "0.8"}, [2]string{"b/two", "0.10"}, [2]string{ownID, "0.10"}, [2]string{"c/later", "0.10"})
+		w.launch("a/one", "[[processes]]\ntype = \"task\"\ncommand = \"make\"\nworking-dir = \"$HOME/src\"\n")
+
+		_, exit := w.build()
+		Expect(exit.err).NotTo(HaveOccurred())
+		processes, _ := w.processes()
+		Expect(processes).To(Equal([]writtenProcess{{Type: "task", Command: []string{w.initPath, "--", "/bin/bash", "-c",
+			rewrite.ShellScript("task", "$HOME/src", []string{"a/one", "b/two", ownID, "c/later"}), "/cnb/process/task", "make"}}}))
 	})
 
 	it("reuses the layer on a second build with the same init, and writes the same launch.toml", func() {

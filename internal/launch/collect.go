@@ -20,6 +20,9 @@ type Collection struct {
 	// Later holds the ids of the buildpacks of the group that come after this one, in group
 	// order: their process types are not among Sets and cannot be wrapped.
 	Later []string
+	// Group holds the ids of every buildpack of the group, this one and later ones included, in
+	// group order; without group.toml, those of the buildpack directories, sorted by name.
+	Group []string
 	// Warnings are problems worth telling the user that do not stop the build.
 	Warnings []string
 }
@@ -40,6 +43,9 @@ func Collect(layersDir, ownID string) (Collection, error) {
 	}
 
 	c := Collection{Ordered: true}
+	for _, e := range group {
+		c.Group = append(c.Group, e.ID)
+	}
 	earlier := group
 	own := -1
 	for i, e := range group {
@@ -85,7 +91,11 @@ func collectUnordered(root, layersDir, groupPath string) (Collection, error) {
 	}
 	var names []string
 	for _, e := range entries {
-		if e.IsDir() && e.Name() != filepath.Base(filepath.Clean(layersDir)) {
+		if !e.IsDir() {
+			continue
+		}
+		c.Group = append(c.Group, strings.ReplaceAll(e.Name(), "_", "/"))
+		if e.Name() != filepath.Base(filepath.Clean(layersDir)) {
 			names = append(names, e.Name())
 		}
 	}

@@ -64,6 +64,7 @@ func testCollect(t *testing.T, context spec.G, it spec.S) {
 			Expect(err).NotTo(HaveOccurred())
 			Expect(c.Ordered).To(BeTrue())
 			Expect(c.Warnings).To(BeEmpty())
+			Expect(c.Group).To(Equal([]string{"z/first", "a/no-processes", "m/second", "pid1-buildpacks/init"}))
 			Expect(c.Sets).To(Equal([][]launch.Process{
 				{{Type: "web", Command: []string{"run"}, BuildpackID: "z/first", API: "0.8", Legacy: true}},
 				{{Type: "web", Command: []string{"serve"}, Direct: true, BuildpackID: "m/second", API: "0.10"}},
@@ -155,6 +156,7 @@ func testCollect(t *testing.T, context spec.G, it spec.S) {
 			c, err := launch.Collect(layersDir, ownID)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(c.Ordered).To(BeFalse())
+			Expect(c.Group).To(Equal([]string{"a/one", "b/two", ownID, "sbom"}), "every directory, by name, for the profile scripts")
 			Expect(c.Sets).To(Equal([][]launch.Process{
 				{
 					{Type: "web", Command: []string{"one"}, Direct: true, BuildpackID: "a/one", Legacy: true},

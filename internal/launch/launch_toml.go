@@ -15,7 +15,8 @@ type Process struct {
 	// Type is the process type, for example "web".
 	Type string
 	// Command holds one element (the executable, or a shell command line when Direct is false) for
-	// Buildpack API 0.8 and older, and one or more elements for Buildpack API 0.9 and later.
+	// Buildpack API 0.8 and older, and the elements of the command array, none when it is empty
+	// or missing, for Buildpack API 0.9 and later.
 	Command []string
 	// Args are the process arguments.
 	Args []string
@@ -53,7 +54,9 @@ type processEntry struct {
 // ReadLaunchTOML reads the processes of the launch.toml at path, written by buildpack id in the
 // format of Buildpack API api. An empty api means the API is unknown: the format is then inferred
 // from each command (a string is the 0.8 format, an array the 0.9+ format). Like the lifecycle,
-// a missing direct key means false for the 0.8 format, and a direct key is an error for 0.9+.
+// a missing direct key means false for the 0.8 format, and a direct key is an error for 0.9+. A
+// 0.9+ process without a command, or with an empty one, is read with an empty Command: the
+// lifecycle accepts it, and only that process type fails, when it is launched.
 func ReadLaunchTOML(path, id, api string) ([]Process, error) {
 	var file launchFile
 	md, err := toml.DecodeFile(path, &file)
@@ -115,9 +118,6 @@ func ReadLaunchTOML(path, id, api string) ([]Process, error) {
 				return nil, fmt.Errorf("unable to read %s: process %q: direct is not supported with an array command", path, p.Type)
 			}
 			p.Direct = true
-		}
-		if len(p.Command) == 0 {
-			return nil, fmt.Errorf("unable to read %s: process %q has no command", path, p.Type)
 		}
 		processes = append(processes, p)
 	}

@@ -76,6 +76,14 @@ func testReadLaunchTOML(t *testing.T, context spec.G, it spec.S) {
 				{Type: "new", Command: []string{"run", "--fast"}, Direct: true, BuildpackID: "bp/a"},
 			},
 		},
+		"API 0.10 empty and missing commands, which the lifecycle accepts": {
+			api:     "0.10",
+			content: "[[processes]]\ntype = \"empty\"\ncommand = []\n[[processes]]\ntype = \"missing\"\n",
+			expected: []launch.Process{
+				{Type: "empty", Command: []string{}, Direct: true, BuildpackID: "bp/a", API: "0.10"},
+				{Type: "missing", Direct: true, BuildpackID: "bp/a", API: "0.10"},
+			},
+		},
 		"no processes": {
 			api:      "0.10",
 			content:  "[[labels]]\nkey = \"a\"\nvalue = \"b\"\n",
@@ -112,10 +120,6 @@ func testReadLaunchTOML(t *testing.T, context spec.G, it spec.S) {
 		"a direct key with an array command and unknown API": {
 			api: "", content: "[[processes]]\ntype = \"web\"\ncommand = [\"a\"]\ndirect = true\n",
 			contains: []string{"direct is not supported with an array command"},
-		},
-		"an empty array command": {
-			api: "0.10", content: "[[processes]]\ntype = \"web\"\ncommand = []\n",
-			contains: []string{"\"web\" has no command"},
 		},
 		"a command of another type": {
 			api: "", content: "[[processes]]\ntype = \"web\"\ncommand = 7\n",

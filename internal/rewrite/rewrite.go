@@ -16,21 +16,27 @@ const Separator = "--"
 const Bash = "/bin/bash"
 
 // Wrap returns the Buildpack API 0.10 process that starts p through the init at initPath, keeping
-// its type, working directory and the given default flag.
+// its type and the given default flag; group is the ids of the group's buildpacks in order.
 //
 // The launcher (lifecycle launch/process.go, Platform API 0.10 and later) builds argv from a
 // command of more than one element as the command followed by the user's arguments if any, else
 // by the process arguments; the wrapped command always has more than one element. Therefore:
-//   - Buildpack API 0.9+ processes keep command and args: [init, --, command...], args. Their
-//     user arguments replaced args before and still do.
+//   - Buildpack API 0.9+ processes keep command, args and working-dir: [init, --, command...],
+//     args. Their user arguments replaced args before and still do.
 //   - Buildpack API 0.8 direct processes appended the user's arguments to command and args, so
 //     the args move into the command: [init, --, command, args...] with no args.
-//   - Buildpack API 0.8 shell processes become [init, --, /bin/bash, -c, script, bash,
-//     command, args...] with no args, where script makes the same bash invocation as the
-//     launcher's (launch/bash.go), without sourcing profile.d scripts.
-func Wrap(p launch.Process, initPath string, isDefault bool) libcnb.Process {
+//   - Buildpack API 0.7/0.8 shell processes become [init, --, /bin/bash, -c, script,
+//     /cnb/process/<type>, command, args...] with no args and no working-dir, where script
+//     (ShellScript) sources the profile scripts, changes to the working directory and runs the
+//     command as the launcher's bash did. The launcher starts the init in the app directory, as
+//     it started bash: a working-dir with $VAR, or one that does not exist, is bash's to handle.
+//
+// The wrapped process is ours, Buildpack API 0.10 and direct: the launcher sources no profile
+// scripts for it, which is why the script does.
+func Wrap(p launch.Process, initPath string, group []string, isDefault bool) libcnb.Process {
 	command := []string{initPath, Separator}
 	var args []string
+	workingDir := p.WorkingDirectory
 	switch {
 	case !p.Legacy:
 		command = append(command, p.Command...)
@@ -39,14 +45,15 @@ func Wrap(p launch.Process, initPath string, isDefault bool) libcnb.Process {
 		command = append(command, p.Command[0])
 		command = append(command, p.Args...)
 	default:
-		command = append(command, Bash, "-c", ShellScript, "bash", p.Command[0])
+		command = append(command, Bash, "-c", ShellScript(p.Type, p.WorkingDirectory, group), Caller(p.Type), p.Command[0])
 		command = append(command, p.Args...)
+		workingDir = ""
 	}
 	return libcnb.Process{
 		Type:             p.Type,
 		Command:          command,
 		Arguments:        args,
-		WorkingDirectory: p.WorkingDirectory,
+		WorkingDirectory: workingDir,
 		Default:          isDefault,
 	}
 }

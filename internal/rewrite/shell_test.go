@@ -5,6 +5,9 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -14,23 +17,23 @@ import (
 	"github.com/pid1-buildpacks/init/internal/rewrite"
 )
 
-// run executes argv (argv[0] is looked up like the init does) in dir and returns stdout and the
-// exit code.
-func run(t *testing.T, path string, argv []string, dir string) (string, int) {
+// run executes argv with the program at path in dir, with a small environment and extra, and
+// returns stdout, stderr and the exit code.
+func run(t *testing.T, path string, argv []string, dir string, extra ...string) (string, string, int) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd := &exec.Cmd{Path: path, Args: argv, Dir: dir, Stdout: &stdout, Stderr: &stderr,
-		Env: []string{"PATH=/usr/bin:/bin", "GREETING=hello there", "HOME=/home/app", "PORT=8080"}}
+		Env: append([]string{"PATH=/usr/bin:/bin", "GREETING=hello there", "HOME=/home/app", "PORT=8080"}, extra...)}
 	err := cmd.Run()
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
-		return stdout.String(), 0
+		return stdout.String(), stderr.String(), 0
 	case errors.As(err, &exit):
-		return stdout.String(), exit.ExitCode()
+		return stdout.String(), stderr.String(), exit.ExitCode()
 	default:
 		t.Fatalf("unable to run %v: %s", argv, err)
-		return "", -1
+		return "", "", -1
 	}
 }
 
@@ -75,19 +78,164 @@ func testShellScript(t *testing.T, context spec.G, it spec.S) {
 				dir := t.TempDir()
 				p := launch.Process{Type: "web", Command: []string{tc.command}, Args: tc.args, Legacy: true, API: "0.8"}
 
-				original := shellArgv(process{command: p.Command, args: p.Args, legacy: true}, platform010, tc.user, dir)
-				wantOut, wantCode := run(t, rewrite.Bash, original, "/")
+				original := shellArgv(process{command: p.Command, args: p.Args, legacy: true}, platform010, tc.user,
+					shell{dir: dir, caller: "/cnb/process/web"})
+				wantOut, _, wantCode := run(t, rewrite.Bash, original, dir, "CNB_APP_DIR="+dir)
 				Expect(wantOut).To(Equal(tc.wantOut))
 				Expect(wantCode).To(Equal(tc.wantCode))
 
-				w := rewrite.Wrap(p, initPath, false)
-				argv := directArgv(process{command: w.Command, args: w.Arguments, direct: true}, platform010, tc.user)
-				Expect(argv[:2]).To(Equal([]string{initPath, "--"}))
-				gotOut, gotCode := run(t, argv[2], argv[2:], dir)
-
+				gotOut, _, gotCode := runWrapped(t, p, nil, platform010, tc.user, dir, "CNB_APP_DIR="+dir)
 				Expect(gotOut).To(Equal(wantOut))
 				Expect(gotCode).To(Equal(wantCode))
 			})
 		}
+	}
+}
+
+// runWrapped wraps p and runs, in the app directory appDir, what the launcher executes after the
+// init's "--" for it, as the init would: stdout, stderr and the exit code.
+func runWrapped(t *testing.T, p launch.Process, group []string, platform010 bool, user []string, appDir string, env ...string) (string, string, int) {
+	t.Helper()
+	w := rewrite.Wrap(p, initPath, group, false)
+	if w.WorkingDirectory != "" {
+		t.Fatalf("a wrapped shell process keeps working-dir %q: the launcher would change to it before the init starts", w.WorkingDirectory)
+	}
+	argv := directArgv(process{command: w.Command, args: w.Arguments, direct: true}, platform010, user)
+	if len(argv) < 3 || argv[0] != initPath || argv[1] != "--" {
+		t.Fatalf("the wrapped argv does not start with the init: %q", argv)
+	}
+	return run(t, argv[2], argv[2:], appDir, env...)
+}
+
+// profileTree is a layers directory and an app directory as an image of the group
+// samples/early, samples/profiles, pid1-buildpacks/init holds them at launch.
+type profileTree struct {
+	layers, app string
+}
+
+// profileGroup is the group the profile tests' image was built with; samples/other has layers
+// but is not in the group.
+var profileGroup = []string{"samples/early", "samples/profiles", "pid1-buildpacks/init"}
+
+// record is a profile script that appends its name, $0 and "$@" to the exported TRACE.
+const record = `export TRACE="${TRACE}[${BASH_SOURCE[0]##*/} \$0=$0 \$@=$*]"` + "\n"
+
+func newProfileTree(t *testing.T) profileTree {
+	t.Helper()
+	root := t.TempDir()
+	tree := profileTree{layers: filepath.Join(root, "layers"), app: filepath.Join(root, "workspace")}
+	files := map[string]string{
+		"layers/samples_profiles/b-layer/profile.d/20-b.sh":          record,
+		"layers/samples_profiles/b-layer/profile.d/10-b.sh":          record + "export SUBDIR=sub\nLOCAL_ONLY=not-exported\n",
+		"layers/samples_profiles/b-layer/profile.d/.hidden.sh":       record,
+		"layers/samples_profiles/b-layer/profile.d/web/05-web.sh":    record + "export WEB_ONLY=yes\n",
+		"layers/samples_profiles/b-layer/profile.d/worker/worker.sh": record + "export WORKER_ONLY=yes\n",
+		"layers/samples_profiles/a-layer/profile.d/Z.sh":             record,
+		"layers/samples_profiles/a-layer/profile.d/a.sh":             record,
+		"layers/samples_profiles/a-layer/profile.d/sub/not-sourced":  "export WRONG=sourced-a-directory\n",
+		"layers/samples_profiles/not-a-layer":                        "",
+		"layers/samples_early/early/profile.d/zz-early.sh":           record,
+		"layers/samples_early/early/env.launch/X":                    "",
+		"layers/samples_other/other/profile.d/other.sh":              "export WRONG=sourced-a-buildpack-outside-the-group\n",
+		"layers/pid1-buildpacks_init/init/sbin/init":                 "",
+		"workspace/.profile":                                         record + "export FROM_APP_PROFILE=\"$(pwd)\"\ncd /\n",
+		"workspace/sub/file":                                         "",
+	}
+	for name, content := range files {
+		path := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		"workspace/linked": "sub",
+		"layers/samples_profiles/b-layer/profile.d/30-l": "20-b.sh",
+	} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tree
+}
+
+func testProfiles(t *testing.T, context spec.G, it spec.S) {
+	Expect := NewWithT(t).Expect
+
+	// show prints what the program sees: the profiles' trace, the working directory (logical,
+	// physical, previous), its $0 and arguments, and the whole environment.
+	const show = `printf '%s\n' "trace=$TRACE" "PWD=$PWD" "OLDPWD=$OLDPWD" "pwd -P=$(pwd -P)" "0=$0" "args=$*"; env | sort`
+
+	type profileCase struct {
+		name       string
+		typ        string
+		command    string
+		args, user []string
+		workingDir string
+		noProfile  bool
+		// broken makes a profile fail and another unreadable.
+		broken bool
+		// order is the profiles the launcher sources, by name; want are strings its output must
+		// hold: both check that the case tests what it says.
+		order []string
+		want  []string
+	}
+	for _, tc := range []profileCase{
+		{name: "profile.d, then profile.d/<type>, of every layer of every buildpack in order, then .profile", typ: "web", command: show,
+			order: []string{"zz-early.sh", "Z.sh", "a.sh", ".hidden.sh", "10-b.sh", "20-b.sh", "30-l", "05-web.sh", ".profile"},
+			want:  []string{"[zz-early.sh $0=/cnb/process/web $@=printf", "WEB_ONLY=yes", "FROM_APP_PROFILE=/", "OLDPWD=/\n"}},
+		{name: "another type's profile.d/<type>", typ: "worker", command: show,
+			order: []string{"zz-early.sh", "Z.sh", "a.sh", ".hidden.sh", "10-b.sh", "20-b.sh", "30-l", "worker.sh", ".profile"}, want: []string{"WORKER_ONLY=yes"}},
+		{name: "profiles see the command line and arguments as $1...", typ: "web", command: "printf", args: []string{"%s|", "$TRACE"}, user: []string{"$GREETING"},
+			want: []string{`$@=printf %s| $TRACE $GREETING]`, "|hello there|"}},
+		{name: "a profile that fails, and one that is not readable", typ: "web", command: show, broken: true, want: []string{"[20-b.sh"}},
+		{name: "a working-dir made of a variable a profile exported", typ: "web", command: show, workingDir: "$CNB_APP_DIR/$SUBDIR", want: []string{"PWD=", "/workspace/sub\n"}},
+		{name: "a working-dir through a symbolic link: PWD is the logical path", typ: "web", command: show, workingDir: "$CNB_APP_DIR/linked", want: []string{"/workspace/linked\n", "OLDPWD=/\n"}},
+		{name: "a working-dir that does not exist: bash carries on where the profiles left it", typ: "web", command: show, workingDir: "/does/not/exist", want: []string{"PWD=/\n"}},
+		{name: "no .profile", typ: "web", command: show, noProfile: true},
+	} {
+		tc := tc
+		it("sources the profiles and changes directory as the launcher did: "+tc.name, func() {
+			tree := newProfileTree(t)
+			if tc.noProfile {
+				Expect(os.Remove(filepath.Join(tree.app, ".profile"))).To(Succeed())
+			}
+			if tc.broken {
+				Expect(os.WriteFile(filepath.Join(tree.layers, "samples_profiles/b-layer/profile.d/10-b.sh"), []byte("no-such-command\nreturn 3\n"), 0o644)).To(Succeed())
+				Expect(os.Symlink("/does/not/exist", filepath.Join(tree.layers, "samples_profiles/b-layer/profile.d/15-dangling"))).To(Succeed())
+			}
+			env := []string{"CNB_LAYERS_DIR=" + tree.layers, "CNB_APP_DIR=" + tree.app}
+			p := launch.Process{Type: tc.typ, Command: []string{tc.command}, Args: tc.args, WorkingDirectory: tc.workingDir, Legacy: true, API: "0.8"}
+
+			dir := tc.workingDir
+			if dir == "" {
+				dir = tree.app
+			}
+			original := shellArgv(process{command: p.Command, args: p.Args, legacy: true}, true, tc.user, shell{
+				profiles: launcherProfiles(t, tree.layers, tree.app, profileGroup, tc.typ),
+				dir:      dir,
+				caller:   "/cnb/process/" + tc.typ,
+			})
+			wantOut, wantErr, wantCode := run(t, rewrite.Bash, original, tree.app, env...)
+			for _, w := range tc.want {
+				Expect(wantOut).To(ContainSubstring(w))
+			}
+			if tc.order != nil {
+				var sourced []string
+				for _, m := range regexp.MustCompile(`\[(\S+) \$0=`).FindAllStringSubmatch(strings.SplitN(wantOut, "\n", 2)[0], -1) {
+					sourced = append(sourced, m[1])
+				}
+				Expect(sourced).To(Equal(tc.order))
+			}
+			Expect(wantOut).NotTo(ContainSubstring("WRONG"))
+
+			gotOut, gotErr, gotCode := runWrapped(t, p, profileGroup, true, tc.user, tree.app, env...)
+			Expect(gotOut).To(Equal(wantOut))
+			Expect(gotCode).To(Equal(wantCode))
+			Expect(gotErr).To(Equal(wantErr))
+			t.Logf("stdout:\n%s\nstderr:\n%s", gotOut, gotErr)
+		})
 	}
 }
