@@ -78,6 +78,7 @@ func TestIntegration(t *testing.T) {
 	suite("RunModes", testRunModes)
 	suite("Leftovers", testLeftovers)
 	suite("Podman", testPodman)
+	suite("Pods", testPods)
 	suite.Run(t)
 }
 
