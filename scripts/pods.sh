@@ -11,8 +11,10 @@
 #                                  copies Docker images into it (docker save | ctr images import,
 #                                  in the CRI's namespace k8s.io)
 #   scripts/pods.sh stop           removes every pod of it, stops the containerd it started (by the
-#                                  pid it recorded) and the shims that containerd started, unmounts
-#                                  and removes its root and state directory
+#                                  pid it recorded) and the shims that containerd started (by the
+#                                  pids they recorded), unmounts and removes its root and state
+#                                  directory and the pods' cgroups (/pid1-pods), and fails if any
+#                                  process, mount or cgroup of it remains
 #   scripts/pods.sh status         says whether it runs, and its CRI endpoint
 #
 # Everything it makes has pid1-pods in its path: root /var/lib/pid1-pods, state and socket under
@@ -188,7 +190,34 @@ stop() {
     umount "${mnt}" || umount -l "${mnt}"
   done
   rm -rf --one-file-system "${RUN}" "${DATA}"
-  log "containerd: stopped; ${RUN} and ${DATA} removed"
+  local cgroup
+  for cgroup in /sys/fs/cgroup/*/pid1-pods /sys/fs/cgroup/pid1-pods; do
+    [[ -d "${cgroup}" ]] || continue # cpu and cpuacct may be one hierarchy, already done
+    find "${cgroup}" -depth -type d -exec rmdir {} + 2>/dev/null || true
+  done
+  check_nothing_left
+  log "containerd: stopped; ${RUN}, ${DATA} and the pods' cgroups removed"
+}
+
+# check_nothing_left fails when a process of our containerd (it or a shim: their command lines
+# name our socket or configuration), a mount or a cgroup of ours remains.
+check_nothing_left() {
+  local file pid args left=()
+  for file in /proc/[0-9]*/cmdline; do
+    pid="${file#/proc/}"
+    pid="${pid%/cmdline}"
+    mapfile -d '' args 2>/dev/null <"${file}" || continue
+    if [[ " ${args[*]} " == *" ${SOCKET} "* || " ${args[*]} " == *" ${CONFIG} "* ]]; then
+      left+=("${pid}: ${args[*]}")
+    fi
+  done
+  ((${#left[@]} == 0)) || die "left behind: processes of our containerd: ${left[*]}"
+  if awk -v data="${DATA}/" -v run="${RUN}/" 'index($2, data) == 1 || index($2, run) == 1 { found = 1 } END { exit !found }' /proc/self/mounts; then
+    die "left behind: mounts under ${DATA} or ${RUN}"
+  fi
+  if compgen -G "/sys/fs/cgroup/*/pid1-pods" >/dev/null || [[ -d /sys/fs/cgroup/pid1-pods ]]; then
+    die "left behind: cgroups /sys/fs/cgroup/*/pid1-pods"
+  fi
 }
 
 status() {
@@ -197,7 +226,7 @@ status() {
     echo "running: pid ${pid}, CRI endpoint unix://${SOCKET}"
   else
     echo "not running"
-    return 1
+    exit 1
   fi
 }
 
