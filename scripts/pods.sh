@@ -61,7 +61,8 @@ our_pid() {
 # write_config: containerd's defaults, with every path of its own; each change is checked.
 # restrict_oom_score_adj: the CRI gives a sandbox oom_score_adj -998, and a machine that is
 # itself a container may not lower it (runc then fails with "can't get final child's PID from
-# pipe: EOF"); restricted, the CRI keeps it at or above containerd's own.
+# pipe: EOF"); restricted, the CRI keeps it at or above containerd's own. Root: runc's state,
+# by default under /run/containerd/runc.
 write_config() {
   local default
   default="$(containerd config default)" || die "containerd config default failed"
@@ -74,10 +75,11 @@ write_config() {
     -e "s|^\( *conf_dir = \)\"/etc/cni/net.d\"|\1\"${RUN}/cni\"|" \
     -e "s|^\( *path = \)\"/opt/containerd\"|\1\"${DATA}/opt\"|" \
     -e "s|^\( *restrict_oom_score_adj = \).*|\1true|" \
+    -e "s|^\( *Root = \)\"\"|\1\"${RUN}/runc\"|" \
     <<<"${default}" >"${CONFIG}.tmp"
   local want
   for want in "root = \"${DATA}/root\"" "state = \"${RUN}/state\"" "address = \"${SOCKET}\"" \
-    "sandbox_image = \"${PAUSE_IMAGE}\"" "restrict_oom_score_adj = true" "conf_dir = \"${RUN}/cni\"" "path = \"${DATA}/opt\""; do
+    "sandbox_image = \"${PAUSE_IMAGE}\"" "restrict_oom_score_adj = true" "conf_dir = \"${RUN}/cni\"" "path = \"${DATA}/opt\"" "Root = \"${RUN}/runc\""; do
     grep -qF -- "${want}" "${CONFIG}.tmp" || die "containerd config default has changed: could not set ${want} in ${CONFIG}"
   done
   if grep -E '^ *disabled_plugins = .*cri' "${CONFIG}.tmp"; then
