@@ -193,6 +193,42 @@ func testPods(t *testing.T, context spec.G, it spec.S) {
 		})
 	})
 
+	context("in a pod whose containers share its PID namespace, when the shell of a shell-wrapped app is killed", func() {
+		it("ends the orphaned app with SIGTERM as its subreaper, and nothing outside its subtree; without the buildpack the app dies of the runtime's SIGKILL", func() {
+			for _, image := range []string{settings.Without, settings.With} {
+				p := runPod(t, podName(image), namespacePod)
+				app := p.start(t, "app", image, []string{"/cnb/process/shell-wrapped"})
+				sidecar := p.start(t, "sidecar", settings.Without, []string{"/cnb/process/web", "--name", "sidecar"})
+				for _, id := range []string{app, sidecar} {
+					waitForLogVia(t, crictlArgv("logs", id), serving, 30*time.Second)
+				}
+				shell := findProcess(t, app, "sh -c /workspace/bin/sample-app serve")
+				start := time.Now()
+				criKill(t, app, shell.PID)
+				state, code := criState(t, app)
+				for state != "CONTAINER_EXITED" && time.Since(start) < 20*time.Second {
+					time.Sleep(50 * time.Millisecond)
+					state, code = criState(t, app)
+				}
+				took := time.Since(start)
+				appLog := crictlResult(t, "logs", app).Output
+				t.Logf("%s: the shell-wrapped app's shell SIGKILLed in a shared PID namespace: the container exited %s after %v; its log:\n%s",
+					image, code, took.Round(time.Millisecond), appLog)
+				Expect(state).To(Equal("CONTAINER_EXITED"))
+				Expect(code).To(Equal("137"), "the shell's death by SIGKILL")
+				if image == settings.With {
+					Expect(appLog).To(ContainSubstring("serve: got terminated, exiting"), "the init adopted the orphaned app and sent it SIGTERM")
+				} else {
+					Expect(appLog).NotTo(ContainSubstring("serve: got"), "the orphan went to the pause process; the runtime SIGKILLs it")
+				}
+				Expect(criProcesses(t, sidecar)).NotTo(ContainElement(HaveField("Cmdline", HaveSuffix("--name shell-wrapped"))))
+				state, _ = criState(t, sidecar)
+				Expect(state).To(Equal("CONTAINER_RUNNING"))
+				Expect(crictlResult(t, "logs", sidecar).Output).NotTo(ContainSubstring("serve: got"), "the sidecar got no signal")
+			}
+		})
+	})
+
 	it("leaves no pod, container or mount behind", func() {
 		Expect(crictl(t, "pods", "-q")).To(BeEmpty())
 		Expect(crictl(t, "ps", "-a", "-q")).To(BeEmpty())
