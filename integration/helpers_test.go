@@ -259,11 +259,18 @@ func containerProcesses(t *testing.T, id string) []proc {
 // engineProcesses is containerProcesses for a container of engine (docker or podman).
 func engineProcesses(t *testing.T, engine, id string) []proc {
 	t.Helper()
+	return processesVia(t, engine, "exec", id)
+}
+
+// processesVia lists the processes a container's /proc shows through execArgv, a command line
+// that runs its arguments in the container (`docker exec ID`, `crictl exec ID`).
+func processesVia(t *testing.T, execArgv ...string) []proc {
+	t.Helper()
 	const script = `for d in /proc/[0-9]*; do s=$(cat $d/stat 2>/dev/null) || continue; ` +
 		`c=$(tr '\0' ' ' < $d/cmdline 2>/dev/null); echo "$s|$c"; done`
-	r := run(t, 2*time.Minute, nil, engine, "exec", id, "sh", "-c", "echo self=$$; "+script)
+	r := run(t, 2*time.Minute, nil, execArgv[0], append(execArgv[1:], "sh", "-c", "echo self=$$; "+script)...)
 	if r.ExitCode != 0 {
-		t.Fatalf("%s exec %s: exit %d\n%s", engine, id, r.ExitCode, r.Output)
+		t.Fatalf("%s: exit %d\n%s", strings.Join(execArgv, " "), r.ExitCode, r.Output)
 	}
 	out := strings.TrimSpace(r.Stdout)
 	var self int
@@ -342,14 +349,21 @@ func waitForLog(t *testing.T, id string, re *regexp.Regexp, timeout time.Duratio
 // waitForEngineLog is waitForLog for a container of engine (docker or podman).
 func waitForEngineLog(t *testing.T, engine, id string, re *regexp.Regexp, timeout time.Duration) string {
 	t.Helper()
+	return waitForLogVia(t, []string{engine, "logs", id}, re, timeout)
+}
+
+// waitForLogVia waits until the log that logsArgv prints (`docker logs ID`, `crictl logs ID`)
+// matches re and returns the log.
+func waitForLogVia(t *testing.T, logsArgv []string, re *regexp.Regexp, timeout time.Duration) string {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		logs := run(t, time.Minute, nil, engine, "logs", id).Output
+		logs := run(t, time.Minute, nil, logsArgv[0], logsArgv[1:]...).Output
 		if re.MatchString(logs) {
 			return logs
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("container %s: no log line matching %q within %v; log:\n%s", id, re, timeout, logs)
+			t.Fatalf("%s: no log line matching %q within %v; log:\n%s", strings.Join(logsArgv, " "), re, timeout, logs)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -82,6 +82,7 @@ func TestIntegration(t *testing.T) {
 	suite("Leftovers", testLeftovers)
 	suite("Podman", testPodman)
 	suite("Launcher", testLauncher)
+	suite("Pods", testPods)
 	suite.Run(t)
 }
 

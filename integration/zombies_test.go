@@ -84,22 +84,37 @@ func testZombies(t *testing.T, context spec.G, it spec.S) {
 			killInContainer(t, id, session.PID)
 			time.Sleep(2500 * time.Millisecond)
 			// Its sleep 300 is still running, reparented to PID 1; end it too.
-			for _, p := range containerProcesses(t, id) {
-				if p.Cmdline == "sleep 300" {
-					Expect(p.PPID).To(Equal(1), "the orphan is reparented to PID 1: %v", p)
-					killInContainer(t, id, p.PID)
-				}
-			}
+			endOrphans(t, containerProcesses(t, id), "sleep 300", func(pid int) { killInContainer(t, id, pid) })
 			time.Sleep(time.Second)
 			afterKill := zombies(containerProcesses(t, id))
 			counts[image] = [2]int{len(afterExit), len(afterKill)}
 			t.Logf("%s: zombies after the exec'd shell exited: %v; after the killed session: %v", image, afterExit, afterKill)
 		}
-		t.Logf("zombies left by docker exec (backgrounded child, then killed session): without the buildpack %v, with %v",
-			counts[settings.Without], counts[settings.With])
-		Expect(counts[settings.Without][0]).To(BeNumerically(">=", 1), "without the buildpack the orphan stays a zombie (the check can fail)")
-		Expect(counts[settings.With]).To(Equal([2]int{0, 0}), "with the buildpack no zombie remains")
+		expectSessionZombies(t, "docker exec", counts)
 	})
+}
+
+// endOrphans checks that every process of procs running cmdline was reparented to PID 1, and
+// kills it.
+func endOrphans(t *testing.T, procs []proc, cmdline string, kill func(pid int)) {
+	t.Helper()
+	for _, p := range procs {
+		if p.Cmdline == cmdline {
+			NewWithT(t).Expect(p.PPID).To(Equal(1), "the orphan is reparented to PID 1: %v", p)
+			kill(p.PID)
+		}
+	}
+}
+
+// expectSessionZombies logs and checks the zombies that exec sessions through via left, by
+// image: after a shell that backgrounded a child exited, then after a killed session too.
+func expectSessionZombies(t *testing.T, via string, counts map[string][2]int) {
+	t.Helper()
+	Expect := NewWithT(t).Expect
+	t.Logf("zombies left by %s (backgrounded child, then killed session): without the buildpack %v, with %v",
+		via, counts[settings.Without], counts[settings.With])
+	Expect(counts[settings.Without][0]).To(BeNumerically(">=", 1), "without the buildpack the orphan stays a zombie (the check can fail)")
+	Expect(counts[settings.With]).To(Equal([2]int{0, 0}), "with the buildpack no zombie remains")
 }
 
 // killInContainer sends SIGKILL to pid inside the container, as root. It names /bin/kill:

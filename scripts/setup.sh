@@ -10,7 +10,9 @@
 #   3. pack v0.40.0 and lifecycle v0.21.11 (lifecycle + launcher), built from the Go module
 #      proxy as declared in integration/go.mod, into the git-ignored .tools/bin; and the older
 #      lifecycles of the lifecycle matrix (v0.18.5, v0.20.12), each declared in its own module
-#      integration/lifecycles/v<version>/go.mod, into .tools/lifecycles/v<version>. Builds are
+#      integration/lifecycles/v<version>/go.mod, into .tools/lifecycles/v<version>; crictl v1.37.0
+#      (the CRI client of the Pods tests), declared in integration/cri-tools/v1.37.0/go.mod,
+#      into .tools/bin. Builds are
 #      cached machine-wide by version in $PID1_TOOLS_CACHE (default
 #      /var/cache/pid1-buildpacks), so another clone on the same machine (CI) reuses them;
 #   4. .tools/env, a file to source: PATH with .tools/bin first, DOCKER_API_VERSION set to the
@@ -27,6 +29,7 @@ TOOLS="${ROOT}/.tools"
 CACHE="${PID1_TOOLS_CACHE:-/var/cache/pid1-buildpacks}"
 PACK_VERSION="0.40.0"
 LIFECYCLE_VERSION="0.21.11"
+CRICTL_VERSION="1.37.0"
 
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 die() { printf '\033[31m[setup] ERROR:\033[0m %s\n' "$*" >&2; exit 1; }
@@ -53,6 +56,9 @@ install_packages() {
   command -v qemu-aarch64-static >/dev/null || missing+=(qemu-user-static)
   command -v docker-registry >/dev/null || missing+=(docker-registry)
   command -v curl >/dev/null || missing+=(curl)
+  command -v containerd >/dev/null || missing+=(containerd)
+  command -v containerd-shim-runc-v2 >/dev/null || missing+=(containerd)
+  command -v runc >/dev/null || missing+=(runc)
   if ((${#missing[@]} == 0)); then
     log "Debian packages: all present"
     return
@@ -148,6 +154,14 @@ build_tools() {
     build_lifecycle "${version}" "${module}" \
       "${CACHE}/tools/lifecycle-${version}_$(cache_key "${module}")" "${TOOLS}/lifecycles/v${version}"
   done
+
+  # crictl, the CRI client of the Pods tests, pinned by its own module.
+  module="${ROOT}/integration/cri-tools/v${CRICTL_VERSION}"
+  dir="${CACHE}/tools/crictl-${CRICTL_VERSION}_$(cache_key "${module}")"
+  mkdir -p "${dir}"
+  build_tool "${module}" sigs.k8s.io/cri-tools/cmd/crictl \
+    "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=${CRICTL_VERSION}" "${dir}/crictl"
+  link_tool "${dir}/crictl" "${TOOLS}/bin/crictl"
 }
 
 write_env() {

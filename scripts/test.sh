@@ -8,7 +8,9 @@
 #   2. the buildpack, packaged (scripts/package.sh), the local platform (scripts/images.sh) and
 #      the builders (scripts/builders.sh);
 #   3. the integration tests in integration/ (real pack, real lifecycle, real Docker); their
-#      Release suite publishes with scripts/publish.sh to the local registry and builds from it.
+#      Release suite publishes with scripts/publish.sh to the local registry and builds from it,
+#      their Pods suite runs the images through the CRI of a containerd of its own, which
+#      scripts/pods.sh starts before them and stops after (also when this script is interrupted).
 # A missing prerequisite (root, Docker, ...) is a failure with a message saying which; nothing
 # is skipped. Exits non-zero when any step fails, after running every step it can.
 #
@@ -23,6 +25,17 @@ started=$(date +%s)
 step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 fatal() { printf '\033[31mscripts/test.sh: %s\033[0m\n' "$*" >&2; exit 1; }
 elapsed() { echo "$(($(date +%s) - $1))s"; }
+
+# stop_pods stops the containerd of the Pods specs once, if this script started it.
+pods_started=false
+stop_pods() {
+  ${pods_started} || return 0
+  pods_started=false
+  scripts/pods.sh stop || failed+=("stopping the Pods specs' containerd (scripts/pods.sh stop)")
+}
+trap stop_pods EXIT
+trap 'stop_pods; exit 130' INT
+trap 'stop_pods; exit 143' TERM
 
 [[ "$(id -u)" == 0 ]] || fatal "must run as root: the init's tests need PID namespaces (unshare) and the integration tests start dockerd"
 
@@ -76,11 +89,15 @@ if scripts/package.sh && scripts/images.sh && scripts/builders.sh all; then
   echo "buildpack and platform ready in $(elapsed "$t")"
   step "Integration tests: go test ./... in integration/"
   t=$(date +%s)
+  # The Pods specs fail, saying why, when this containerd did not start; the others still run.
+  pods_started=true
+  scripts/pods.sh start || failed+=("starting containerd for the Pods specs (scripts/pods.sh start)")
   if (cd integration && go test -count=1 -v -timeout 25m "$@" ./...); then
     echo "integration tests passed in $(elapsed "$t")"
   else
     failed+=("integration tests")
   fi
+  stop_pods
 else
   failed+=("packaging the buildpack or making the builders (the integration tests could not run)")
 fi
