@@ -107,31 +107,68 @@ func directProgram(argv []string, appDir string, depth int) string {
 
 // envProgram returns the program and its arguments from env's arguments: it skips env's options
 // (coreutils and busybox; -S splits its string into more arguments) and NAME=VALUE assignments.
+// Each -S string is split once and read before the arguments after it, without copying them, so
+// the work is linear in the arguments however many -S they hold.
 func envProgram(args []string) []string {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
+	words := envWords{args}
+	for {
+		a, ok := words.next()
+		if !ok {
+			return nil
+		}
 		switch {
 		case a == "--":
-			return skipAssignments(args[i+1:])
+			return skipAssignments(words.rest())
 		case a == "-S" || a == "--split-string":
-			if i+1 < len(args) {
-				return envProgram(append(strings.Fields(args[i+1]), args[i+2:]...))
+			s, ok := words.next()
+			if !ok {
+				return nil
 			}
-			return nil
+			words.push(strings.Fields(s))
 		case strings.HasPrefix(a, "--split-string="):
-			return envProgram(append(strings.Fields(strings.TrimPrefix(a, "--split-string=")), args[i+1:]...))
+			words.push(strings.Fields(strings.TrimPrefix(a, "--split-string=")))
 		case strings.HasPrefix(a, "-S"):
-			return envProgram(append(strings.Fields(a[2:]), args[i+1:]...))
+			words.push(strings.Fields(a[2:]))
 		case a == "-u" || a == "-C" || a == "--unset" || a == "--chdir":
-			i++ // the option's value
+			words.next() // the option's value
 		case strings.HasPrefix(a, "-"):
 			// -i, -0, -v, -uNAME, --unset=NAME, --ignore-environment, ... and "-" (same as -i)
 		case assignment.MatchString(a):
 		default:
-			return args[i:]
+			return append([]string{a}, words.rest()...)
 		}
 	}
-	return nil
+}
+
+// envWords are the words env has still to read: a stack of runs of words, the last run read
+// first (the words of a -S string come before the arguments that followed it).
+type envWords [][]string
+
+func (w *envWords) next() (string, bool) {
+	for len(*w) > 0 {
+		top := &(*w)[len(*w)-1]
+		if len(*top) > 0 {
+			word := (*top)[0]
+			*top = (*top)[1:]
+			return word, true
+		}
+		*w = (*w)[:len(*w)-1]
+	}
+	return "", false
+}
+
+func (w *envWords) push(words []string) {
+	if len(words) > 0 {
+		*w = append(*w, words)
+	}
+}
+
+func (w *envWords) rest() []string {
+	var words []string
+	for i := len(*w) - 1; i >= 0; i-- {
+		words = append(words, (*w)[i]...)
+	}
+	return words
 }
 
 func skipAssignments(words []string) []string {

@@ -12,5 +12,6 @@ func TestUnit(t *testing.T) {
 	suite("Wrap", testWrap)
 	suite("ExistingInit", testExistingInit)
 	suite("ShellScript", testShellScript)
+	suite("Hostile", testHostile)
 	suite.Run(t)
 }
