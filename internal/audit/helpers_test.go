@@ -1,12 +1,17 @@
 package audit_test
 
 import (
+	"archive/tar"
+	"bytes"
+	"io"
+	"sort"
+	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/crane"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
 // syntheticImage is an empty image whose configuration carries labels and env.
@@ -45,15 +50,37 @@ func builderLabels(lifecycle, platform, order, system string) map[string]string 
 	return labels
 }
 
-// withLayers appends to img one layer per map of file paths to contents.
+// withLayers appends to img one layer per map of file paths to contents; a content "->TARGET"
+// makes a symbolic link to TARGET.
 func withLayers(t *testing.T, img v1.Image, layers ...map[string]string) v1.Image {
 	t.Helper()
 	for _, files := range layers {
-		contents := map[string][]byte{}
-		for name, content := range files {
-			contents[name] = []byte(content)
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		names := make([]string, 0, len(files))
+		for name := range files {
+			names = append(names, name)
 		}
-		layer, err := crane.Layer(contents)
+		sort.Strings(names)
+		for _, name := range names {
+			content := files[name]
+			hdr := &tar.Header{Name: name, Mode: 0644, Typeflag: tar.TypeReg, Size: int64(len(content))}
+			if target, ok := strings.CutPrefix(content, "->"); ok {
+				hdr = &tar.Header{Name: name, Mode: 0777, Typeflag: tar.TypeSymlink, Linkname: target}
+				content = ""
+			}
+			if err := tw.WriteHeader(hdr); err != nil {
+				t.Fatalf("unable to make a layer: %v", err)
+			}
+			if _, err := tw.Write([]byte(content)); err != nil {
+				t.Fatalf("unable to make a layer: %v", err)
+			}
+		}
+		if err := tw.Close(); err != nil {
+			t.Fatalf("unable to make a layer: %v", err)
+		}
+		data := buf.Bytes()
+		layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
 		if err != nil {
 			t.Fatalf("unable to make a layer: %v", err)
 		}

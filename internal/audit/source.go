@@ -14,13 +14,14 @@ import (
 type Source func(ref string) (v1.Image, error)
 
 // Daemon reads images from the Docker daemon that DOCKER_HOST (or the default socket) names,
-// speaking DOCKER_API_VERSION when it is set. Only the image's configuration is read.
+// speaking DOCKER_API_VERSION when it is set. The layers, which audit builder reads, are streamed
+// from docker save each time they are read, never held in memory.
 func Daemon(ref string) (v1.Image, error) {
 	r, err := name.ParseReference(ref)
 	if err != nil {
 		return nil, fmt.Errorf("invalid image reference %q: %w", ref, err)
 	}
-	img, err := daemon.Image(r)
+	img, err := daemon.Image(r, daemon.WithUnbufferedOpener())
 	if err != nil {
 		return nil, fmt.Errorf("unable to read image %s from the Docker daemon: %w", ref, err)
 	}
