@@ -23,7 +23,8 @@ const (
 // lifecycle's inputs are all under it.
 const keptDir = "cnb/"
 
-// maxKeptFile bounds the contents kept of one file; a larger file under keptDir is an error.
+// maxKeptFile bounds the contents kept of one file: a larger file under keptDir (a binary) is
+// not kept, and reading it is an error.
 const maxKeptFile = 1 << 20
 
 // maxLinks bounds how many symbolic links one lookup follows, as the kernel's ELOOP does.
@@ -39,49 +40,141 @@ type fsEntry struct {
 
 // builderFS is the file system of an image as a container sees it: its layers applied in order,
 // with the whiteouts (.wh.NAME removes NAME, .wh..wh..opq empties the directory) of each layer
-// applied to the layers before it. Only the contents of small files under /cnb/ are kept.
-type builderFS map[string]fsEntry
+// applied to the layers before it. Only the contents of small files under /cnb/ are kept. Each
+// path knows its children, so that a whiteout costs what it removes.
+type builderFS struct {
+	entries  map[string]fsEntry
+	children map[string]map[string]struct{}
+}
 
-// readBuilderFS streams each layer of img once, keeping no layer in memory.
+func newBuilderFS() builderFS {
+	return builderFS{entries: map[string]fsEntry{}, children: map[string]map[string]struct{}{}}
+}
+
+// put sets the entry at name, and links name into its parents.
+func (fs builderFS) put(name string, e fsEntry) {
+	fs.entries[name] = e
+	for p := name; p != ""; {
+		parent, base := parentOf(p)
+		siblings, known := fs.children[parent]
+		if !known {
+			siblings = map[string]struct{}{}
+			fs.children[parent] = siblings
+		}
+		siblings[base] = struct{}{}
+		if known {
+			return
+		}
+		p = parent
+	}
+}
+
+// removeUnder removes what is under name, and name itself when self.
+func (fs builderFS) removeUnder(name string, self bool) {
+	for child := range fs.children[name] {
+		fs.removeUnder(path.Join(name, child), true)
+	}
+	delete(fs.children, name)
+	if self && name != "" {
+		delete(fs.entries, name)
+		parent, base := parentOf(name)
+		delete(fs.children[parent], base)
+	}
+}
+
+func parentOf(name string) (parent, base string) {
+	dir, base := path.Split(name)
+	return strings.TrimSuffix(dir, "/"), base
+}
+
+// LayerStreamer is an image whose layers are best read in one pass over one stream, as the
+// Docker daemon gives them (docker save), rather than one layer at a time.
+type LayerStreamer interface {
+	// StreamLayers calls layer with the name and uncompressed tar of each layer, in the
+	// stream's order, and returns the names of the image's layers, lowest first.
+	StreamLayers(layer func(name string, tar io.Reader) error) (order []string, err error)
+}
+
+// readBuilderFS reads each layer of img once, as a stream, keeping no layer in memory.
 func readBuilderFS(img v1.Image) (builderFS, error) {
+	fs := newBuilderFS()
+	if s, ok := img.(LayerStreamer); ok {
+		deltas := map[string]layerDelta{}
+		failed := map[string]error{}
+		order, err := s.StreamLayers(func(name string, r io.Reader) error {
+			d, err := readLayer(r)
+			if err != nil {
+				failed[name] = err // perhaps not a layer: an error only when the image lists it
+				return nil
+			}
+			deltas[name] = d
+			return nil
+		})
+		if err != nil {
+			return builderFS{}, fmt.Errorf("unable to read the image's layers: %w", err)
+		}
+		for i, name := range order {
+			d, ok := deltas[name]
+			switch {
+			case failed[name] != nil:
+				return builderFS{}, fmt.Errorf("unable to read layer %d of the image (%s): %w", i+1, name, failed[name])
+			case !ok:
+				return builderFS{}, fmt.Errorf("unable to read layer %d of the image: %s is not in the stream", i+1, name)
+			}
+			fs.apply(d)
+		}
+		return fs, nil
+	}
 	layers, err := img.Layers()
 	if err != nil {
-		return nil, fmt.Errorf("unable to read the image's layers: %w", err)
+		return builderFS{}, fmt.Errorf("unable to read the image's layers: %w", err)
 	}
-	fs := builderFS{}
 	for i, layer := range layers {
-		if err := fs.apply(layer); err != nil {
-			return nil, fmt.Errorf("unable to read layer %d of the image: %w", i+1, err)
+		d, err := readImageLayer(layer)
+		if err != nil {
+			return builderFS{}, fmt.Errorf("unable to read layer %d of the image: %w", i+1, err)
 		}
+		fs.apply(d)
 	}
 	return fs, nil
 }
 
-func (fs builderFS) apply(layer v1.Layer) error {
+func readImageLayer(layer v1.Layer) (layerDelta, error) {
 	rc, err := layer.Uncompressed()
 	if err != nil {
-		return err
+		return layerDelta{}, err
 	}
 	defer rc.Close()
-	added := builderFS{}
-	var removed, emptied []string
-	tr := tar.NewReader(rc)
+	return readLayer(rc)
+}
+
+// layerDelta is what one layer does to the layers below it.
+type layerDelta struct {
+	added map[string]fsEntry
+	// removed are the paths of its .wh.NAME whiteouts, emptied the directories of its
+	// .wh..wh..opq ones.
+	removed, emptied []string
+}
+
+func readLayer(r io.Reader) (layerDelta, error) {
+	d := layerDelta{added: map[string]fsEntry{}}
+	tr := tar.NewReader(r)
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			break
+			return d, nil
 		}
 		if err != nil {
-			return err
+			return d, err
 		}
 		name := cleanPath(hdr.Name)
 		dir, base := path.Split(name)
 		switch {
 		case base == ".wh..wh..opq":
-			emptied = append(emptied, strings.TrimSuffix(dir, "/"))
+			d.emptied = append(d.emptied, strings.TrimSuffix(dir, "/"))
 			continue
 		case strings.HasPrefix(base, ".wh."):
-			removed = append(removed, dir+strings.TrimPrefix(base, ".wh."))
+			d.removed = append(d.removed, dir+strings.TrimPrefix(base, ".wh."))
 			continue
 		}
 		e := fsEntry{Type: hdr.Typeflag, Linkname: hdr.Linkname}
@@ -91,54 +184,38 @@ func (fs builderFS) apply(layer v1.Layer) error {
 		if e.Type == tar.TypeLink {
 			e.Linkname = cleanPath(hdr.Linkname)
 		}
-		if e.Type == tar.TypeReg && strings.HasPrefix(name, keptDir) {
-			if hdr.Size > maxKeptFile {
-				return fmt.Errorf("/%s: %d bytes: expected at most %d", name, hdr.Size, maxKeptFile)
-			}
+		if e.Type == tar.TypeReg && strings.HasPrefix(name, keptDir) && hdr.Size <= maxKeptFile {
 			if e.Contents, err = io.ReadAll(tr); err != nil {
-				return fmt.Errorf("unable to read /%s: %w", name, err)
+				return d, fmt.Errorf("unable to read /%s: %w", name, err)
 			}
 			e.Kept = true
 		}
-		if e.Type == tar.TypeLink {
-			// A hard link shares the contents of its target, in this layer or a lower one.
-			if target, ok := added[e.Linkname]; ok {
-				e.Contents, e.Kept = target.Contents, target.Kept
-			} else if target, ok := fs[e.Linkname]; ok {
-				e.Contents, e.Kept = target.Contents, target.Kept
-			}
-		}
-		added[name] = e
+		d.added[name] = e
 	}
-	for _, dir := range emptied {
+}
+
+// apply puts a layer over fs: its whiteouts first, then its entries.
+func (fs builderFS) apply(d layerDelta) {
+	for _, dir := range d.emptied {
 		fs.removeUnder(dir, false)
 	}
-	for _, name := range removed {
+	for _, name := range d.removed {
 		fs.removeUnder(name, true)
 	}
-	for name, e := range added {
+	for name, e := range d.added {
+		if e.Type == tar.TypeLink {
+			// A hard link shares the contents of its target, in this layer or a lower one.
+			target, ok := d.added[e.Linkname]
+			if !ok {
+				target = fs.entries[e.Linkname]
+			}
+			e.Contents, e.Kept = target.Contents, target.Kept
+		}
 		if e.Type != tar.TypeDir {
 			// A file replaces whatever directory tree was at its path.
 			fs.removeUnder(name, false)
 		}
-		fs[name] = e
-	}
-	return nil
-}
-
-// removeUnder removes what is under name, and name itself when self.
-func (fs builderFS) removeUnder(name string, self bool) {
-	if self {
-		delete(fs, name)
-	}
-	prefix := name + "/"
-	if name == "" {
-		prefix = ""
-	}
-	for p := range fs {
-		if strings.HasPrefix(p, prefix) && p != name {
-			delete(fs, p)
-		}
+		fs.put(name, e)
 	}
 }
 
@@ -161,7 +238,7 @@ func (fs builderFS) resolve(p string) (string, error) {
 				next = ""
 			}
 		}
-		e, ok := fs[next]
+		e, ok := fs.entries[next]
 		if !ok || e.Type != tar.TypeSymlink {
 			resolved = next
 			continue
@@ -187,14 +264,14 @@ func (fs builderFS) file(p string) (contents []byte, ok bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	e, found := fs[resolved]
+	e, found := fs.entries[resolved]
 	switch {
 	case !found:
 		return nil, false, nil
 	case e.Type != tar.TypeReg && e.Type != tar.TypeLink:
 		return nil, false, fmt.Errorf("/%s is not a regular file", p)
 	case !e.Kept:
-		return nil, false, fmt.Errorf("/%s leads to /%s, outside /%s, which the audit does not read", p, resolved, strings.TrimSuffix(keptDir, "/"))
+		return nil, false, fmt.Errorf("/%s leads to /%s, which the audit does not read: it reads files of at most %d bytes under /%s", p, resolved, maxKeptFile, keptDir)
 	}
 	return e.Contents, true, nil
 }
@@ -205,11 +282,8 @@ func (fs builderFS) dir(p string) (names []string, resolved string, err error) {
 	if resolved, err = fs.resolve(p); err != nil {
 		return nil, "", err
 	}
-	prefix := resolved + "/"
-	for name := range fs {
-		if rest, ok := strings.CutPrefix(name, prefix); ok && rest != "" && !strings.Contains(rest, "/") {
-			names = append(names, rest)
-		}
+	for name := range fs.children[resolved] {
+		names = append(names, name)
 	}
 	return names, resolved, nil
 }
@@ -220,13 +294,11 @@ func (fs builderFS) isDir(p string) bool {
 	if err != nil {
 		return false
 	}
-	e, ok := fs[resolved]
-	if ok {
+	if e, ok := fs.entries[resolved]; ok {
 		return e.Type == tar.TypeDir
 	}
 	// A directory the tar names only through its entries.
-	names, _, _ := fs.dir(resolved)
-	return len(names) > 0
+	return len(fs.children[resolved]) > 0
 }
 
 func cleanPath(name string) string {
