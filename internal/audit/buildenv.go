@@ -9,38 +9,42 @@ import (
 	"github.com/pid1-buildpacks/init/internal/config"
 )
 
-// buildEnvFile is one file of the builder's build-config environment (/cnb/build-config/env),
-// which the lifecycle applies to the environment of every buildpack after the app developer's
-// values (the platform's env files, pack build --env).
-type buildEnvFile struct {
-	// Path is the file's path in the builder.
+// envFile is one file of an environment directory the lifecycle applies: the build-config
+// environment (/cnb/build-config/env), applied to every buildpack's environment after the app
+// developer's values, or a layer's env, env.launch or env.launch/<type>, which the launcher
+// applies to the image's environment.
+type envFile struct {
+	// Path is the file's path in the image.
 	Path string
-	// Variable and Action come from the file name, NAME[.ACTION]; an unsuffixed file is a
-	// default.
+	// Variable and Action come from the file name, NAME[.ACTION]; an unsuffixed file takes the
+	// directory's default action (default in the build config, override in a layer).
 	Variable, Action string
 	Value            string
+	// Delim joins an append or a prepend (NAME.delim in the same directory; nothing without).
+	Delim string
 }
 
-// buildEnv is the build-config environment in the order the lifecycle applies it: by file name
-// (it reads the directory with os.ReadDir), each file with a known action once.
-type buildEnv struct {
-	files  []buildEnvFile
-	delims map[string]string
-	// Broken names a file the lifecycle cannot read (a dangling link): every build fails.
+// envFiles are environment files in the order the lifecycle applies them: directory by
+// directory, each read with os.ReadDir (by file name), each file with a known action once.
+type envFiles struct {
+	files []envFile
+	// Broken names a file the lifecycle cannot read (a dangling link): it fails.
 	Broken string
 }
 
-// readBuildEnv reads /cnb/build-config/env from the builder's file system.
-func readBuildEnv(fs builderFS) (buildEnv, error) {
-	env := buildEnv{delims: map[string]string{}}
-	if !fs.isDir(buildConfigEnvDir) {
-		return env, nil
+// readEnvDir appends the files of the directory dir of the image to e, unsuffixed files taking
+// defaultAction. A directory that is not there adds nothing.
+func (e *envFiles) readEnvDir(fs builderFS, dir, defaultAction string) error {
+	if !fs.isDir(dir) {
+		return nil
 	}
-	names, resolved, err := fs.dir(buildConfigEnvDir)
+	names, resolved, err := fs.dir(dir)
 	if err != nil {
-		return env, err
+		return err
 	}
 	slices.Sort(names)
+	var read []envFile
+	delims := map[string]string{}
 	for _, name := range names {
 		p := path.Join(resolved, name)
 		if fs.isDir(p) {
@@ -48,42 +52,46 @@ func readBuildEnv(fs builderFS) (buildEnv, error) {
 		}
 		contents, ok, err := fs.file(p)
 		if err != nil {
-			return env, err
+			return err
 		}
-		shown := "/" + path.Join(buildConfigEnvDir, name)
+		shown := "/" + path.Join(dir, name)
 		if !ok {
-			env.Broken = shown
+			e.Broken = shown
 			continue
 		}
-		variable, action, _ := strings.Cut(name, ".")
+		variable, action, suffixed := strings.Cut(name, ".")
+		if !suffixed {
+			action = defaultAction
+		}
 		switch action {
-		case "", "default", "override", "append", "prepend":
-			env.files = append(env.files, buildEnvFile{Path: shown, Variable: variable, Action: action, Value: string(contents)})
+		case "default", "override", "append", "prepend":
+			read = append(read, envFile{Path: shown, Variable: variable, Action: action, Value: string(contents)})
 		case "delim":
-			env.delims[variable] = string(contents)
+			delims[variable] = string(contents)
 		}
 	}
-	return env, nil
+	for i := range read {
+		read[i].Delim = delims[read[i].Variable]
+	}
+	e.files = append(e.files, read...)
+	return nil
 }
 
-// resolve returns the value a buildpack sees for variable when the app developer sets it to
-// user (nil: not set), as the lifecycle computes it (env.WithOverrides): each file in turn, a
-// default only when the value is still empty, an override replacing it, append and prepend
-// joining with NAME.delim (nothing without it). It also returns the files that apply.
-func (e buildEnv) resolve(variable string, user *string) (string, []string) {
-	value := ""
-	if user != nil {
-		value = *user
+// resolve returns the value variable ends with when it starts as start (nil: not set), as the
+// lifecycle computes it: each file in turn, a default only when the value is still empty, an
+// override replacing it, append and prepend joining with the delimiter. It also returns the
+// files that apply, and whether the variable is set at the end.
+func (e envFiles) resolve(variable string, start *string) (value string, files []string, set bool) {
+	if start != nil {
+		value, set = *start, true
 	}
-	var files []string
 	for _, f := range e.files {
 		if f.Variable != variable {
 			continue
 		}
-		files = append(files, f.Path)
-		delim := e.delims[variable]
+		files, set = append(files, f.Path), true
 		switch f.Action {
-		case "", "default":
+		case "default":
 			if value == "" {
 				value = f.Value
 			}
@@ -91,28 +99,34 @@ func (e buildEnv) resolve(variable string, user *string) (string, []string) {
 			value = f.Value
 		case "append":
 			if value != "" {
-				value += delim
+				value += f.Delim
 			}
 			value += f.Value
 		case "prepend":
 			if value != "" {
-				value = delim + value
+				value = f.Delim + value
 			}
 			value = f.Value + value
 		}
 	}
-	return value, files
+	return value, files, set
+}
+
+// readBuildEnv reads /cnb/build-config/env from the builder's file system.
+func readBuildEnv(fs builderFS) (envFiles, error) {
+	var e envFiles
+	return e, e.readEnvDir(fs, buildConfigEnvDir, "default")
 }
 
 // auditBuildEnv judges what the build-config environment does to the buildpack: problems when
 // an image is not wrapped by default, or every build fails; else a note on whether app
 // developers can opt out with BP_INIT_ENABLED=false, and warnings.
-func auditBuildEnv(e buildEnv) (note string, problems, warnings []string) {
+func auditBuildEnv(e envFiles) (note string, problems, warnings []string) {
 	if e.Broken != "" {
 		return "", []string{fmt.Sprintf("%s cannot be read (a dangling link): the lifecycle fails every build", e.Broken)}, nil
 	}
 	str := func(s string) *string { return &s }
-	value, files := e.resolve(config.Enabled, nil)
+	value, files, _ := e.resolve(config.Enabled, nil)
 	from := sets(files)
 	enabled, err := config.ParseEnabled(value)
 	switch {
@@ -122,7 +136,7 @@ func auditBuildEnv(e buildEnv) (note string, problems, warnings []string) {
 		problems = append(problems, fmt.Sprintf("%s BP_INIT_ENABLED=%q unless the app developer sets it: images are not wrapped by default", from, value))
 	}
 
-	if value, files := e.resolve(config.ProcessTypes, nil); len(files) > 0 {
+	if value, files, _ := e.resolve(config.ProcessTypes, nil); len(files) > 0 {
 		from := sets(files)
 		types, err := config.ParseTypes(value)
 		switch {
@@ -137,7 +151,7 @@ func auditBuildEnv(e buildEnv) (note string, problems, warnings []string) {
 		return "", problems, nil
 	}
 
-	optedOut, files := e.resolve(config.Enabled, str("false"))
+	optedOut, files, _ := e.resolve(config.Enabled, str("false"))
 	from = sets(files)
 	switch enabled, err := config.ParseEnabled(optedOut); {
 	case len(files) == 0:
@@ -149,7 +163,7 @@ func auditBuildEnv(e buildEnv) (note string, problems, warnings []string) {
 	default:
 		note = fmt.Sprintf("app developers can opt out with BP_INIT_ENABLED=false (%s: a default)", strings.Join(files, ", "))
 	}
-	if on, files := e.resolve(config.Enabled, str("true")); len(files) > 0 {
+	if on, files, _ := e.resolve(config.Enabled, str("true")); len(files) > 0 {
 		if enabled, err := config.ParseEnabled(on); err != nil || !enabled {
 			warnings = append(warnings, fmt.Sprintf("BP_INIT_ENABLED=true set by the app developer becomes %q (%s)", on, strings.Join(files, ", ")))
 		}

@@ -14,13 +14,19 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
-// syntheticImage is an empty image whose configuration carries labels and env.
+// syntheticImage is an empty image whose configuration carries labels and env; an app image
+// (with the label io.buildpacks.build.metadata) has the launcher as its entrypoint, as the
+// lifecycle's exporter makes it.
 func syntheticImage(t *testing.T, labels map[string]string, env ...string) v1.Image {
 	t.Helper()
+	config := v1.Config{Labels: labels, Env: env}
+	if _, ok := labels["io.buildpacks.build.metadata"]; ok {
+		config.Entrypoint = []string{"/cnb/lifecycle/launcher"}
+	}
 	img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{
 		OS:           "linux",
 		Architecture: "amd64",
-		Config:       v1.Config{Labels: labels, Env: env},
+		Config:       config,
 	})
 	if err != nil {
 		t.Fatalf("unable to make a synthetic image: %v", err)
@@ -87,6 +93,21 @@ func withLayers(t *testing.T, img v1.Image, layers ...map[string]string) v1.Imag
 		if img, err = mutate.AppendLayers(img, layer); err != nil {
 			t.Fatalf("unable to append a layer: %v", err)
 		}
+	}
+	return img
+}
+
+// withConfig returns img with its configuration changed by change.
+func withConfig(t *testing.T, img v1.Image, change func(*v1.Config)) v1.Image {
+	t.Helper()
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatalf("unable to read a synthetic image's configuration: %v", err)
+	}
+	cfg = cfg.DeepCopy()
+	change(&cfg.Config)
+	if img, err = mutate.ConfigFile(img, cfg); err != nil {
+		t.Fatalf("unable to change a synthetic image's configuration: %v", err)
 	}
 	return img
 }

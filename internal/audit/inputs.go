@@ -17,7 +17,7 @@ type builderInputs struct {
 	platforms []apiVersion
 	order     order
 	system    system
-	env       buildEnv
+	env       envFiles
 	// warnings say where the labels and the files disagree.
 	warnings []string
 }
@@ -53,7 +53,7 @@ func readBuilder(img v1.Image) (builderInputs, error) {
 		supported = []string{md.Lifecycle.API.Platform}
 	}
 
-	fs, err := readBuilderFS(img)
+	fs, err := readBuilderFS(img, lifecycleFiles)
 	if err != nil {
 		return in, err
 	}

@@ -78,6 +78,7 @@ type buildMetadata struct {
 		Direct      bool            `json:"direct"`
 		BuildpackID string          `json:"buildpackID"`
 	} `json:"processes"`
+	Buildpacks []buildpackRef `json:"buildpacks"`
 }
 
 // decodeLabel decodes the JSON of label into v. A label that is missing is reported by ok, one

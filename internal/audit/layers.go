@@ -19,12 +19,12 @@ const (
 	buildConfigEnvDir = "cnb/build-config/env"
 )
 
-// keptDir is the directory whose small regular files are kept with their contents: the
-// lifecycle's inputs are all under it.
-const keptDir = "cnb/"
+// lifecycleFiles selects the files whose contents a builder audit keeps: the lifecycle's inputs
+// are all under /cnb/.
+func lifecycleFiles(name string) bool { return strings.HasPrefix(name, "cnb/") }
 
-// maxKeptFile bounds the contents kept of one file: a larger file under keptDir (a binary) is
-// not kept, and reading it is an error.
+// maxKeptFile bounds the contents kept of one file: a larger file (a binary) is not kept, and
+// reading it is an error.
 const maxKeptFile = 1 << 20
 
 // maxLinks bounds how many symbolic links one lookup follows, as the kernel's ELOOP does.
@@ -40,7 +40,8 @@ type fsEntry struct {
 
 // builderFS is the file system of an image as a container sees it: its layers applied in order,
 // with the whiteouts (.wh.NAME removes NAME, .wh..wh..opq empties the directory) of each layer
-// applied to the layers before it. Only the contents of small files under /cnb/ are kept. Each
+// applied to the layers before it. Only the contents of the small files a keep function
+// selects are kept. Each
 // path knows its children, so that a whiteout costs what it removes.
 type builderFS struct {
 	entries  map[string]fsEntry
@@ -95,14 +96,15 @@ type LayerStreamer interface {
 	StreamLayers(layer func(name string, tar io.Reader) error) (order []string, err error)
 }
 
-// readBuilderFS reads each layer of img once, as a stream, keeping no layer in memory.
-func readBuilderFS(img v1.Image) (builderFS, error) {
+// readBuilderFS reads each layer of img once, as a stream, keeping no layer in memory, and the
+// contents of the small files keep selects.
+func readBuilderFS(img v1.Image, keep func(name string) bool) (builderFS, error) {
 	fs := newBuilderFS()
 	if s, ok := img.(LayerStreamer); ok {
 		deltas := map[string]layerDelta{}
 		failed := map[string]error{}
 		order, err := s.StreamLayers(func(name string, r io.Reader) error {
-			d, err := readLayer(r)
+			d, err := readLayer(r, keep)
 			if err != nil {
 				failed[name] = err // perhaps not a layer: an error only when the image lists it
 				return nil
@@ -130,7 +132,7 @@ func readBuilderFS(img v1.Image) (builderFS, error) {
 		return builderFS{}, fmt.Errorf("unable to read the image's layers: %w", err)
 	}
 	for i, layer := range layers {
-		d, err := readImageLayer(layer)
+		d, err := readImageLayer(layer, keep)
 		if err != nil {
 			return builderFS{}, fmt.Errorf("unable to read layer %d of the image: %w", i+1, err)
 		}
@@ -139,13 +141,13 @@ func readBuilderFS(img v1.Image) (builderFS, error) {
 	return fs, nil
 }
 
-func readImageLayer(layer v1.Layer) (layerDelta, error) {
+func readImageLayer(layer v1.Layer, keep func(string) bool) (layerDelta, error) {
 	rc, err := layer.Uncompressed()
 	if err != nil {
 		return layerDelta{}, err
 	}
 	defer rc.Close()
-	return readLayer(rc)
+	return readLayer(rc, keep)
 }
 
 // layerDelta is what one layer does to the layers below it.
@@ -156,7 +158,7 @@ type layerDelta struct {
 	removed, emptied []string
 }
 
-func readLayer(r io.Reader) (layerDelta, error) {
+func readLayer(r io.Reader, keep func(string) bool) (layerDelta, error) {
 	d := layerDelta{added: map[string]fsEntry{}}
 	tr := tar.NewReader(r)
 	for {
@@ -184,7 +186,7 @@ func readLayer(r io.Reader) (layerDelta, error) {
 		if e.Type == tar.TypeLink {
 			e.Linkname = cleanPath(hdr.Linkname)
 		}
-		if e.Type == tar.TypeReg && strings.HasPrefix(name, keptDir) && hdr.Size <= maxKeptFile {
+		if e.Type == tar.TypeReg && hdr.Size <= maxKeptFile && keep(name) {
 			if e.Contents, err = io.ReadAll(tr); err != nil {
 				return d, fmt.Errorf("unable to read /%s: %w", name, err)
 			}
@@ -271,7 +273,7 @@ func (fs builderFS) file(p string) (contents []byte, ok bool, err error) {
 	case e.Type != tar.TypeReg && e.Type != tar.TypeLink:
 		return nil, false, fmt.Errorf("/%s is not a regular file", p)
 	case !e.Kept:
-		return nil, false, fmt.Errorf("/%s leads to /%s, which the audit does not read: it reads files of at most %d bytes under /%s", p, resolved, maxKeptFile, keptDir)
+		return nil, false, fmt.Errorf("/%s leads to /%s, which the audit does not read: it reads the lifecycle's files, of at most %d bytes", p, resolved, maxKeptFile)
 	}
 	return e.Contents, true, nil
 }

@@ -56,7 +56,7 @@ func testSaved(t *testing.T, context spec.G, it spec.S) {
 
 	it("applies the layers in the manifest's order, a linked layer again", func() {
 		img := savedImage{Image: empty.Image, save: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(stream)), nil }}
-		fs, err := readBuilderFS(img)
+		fs, err := readBuilderFS(img, lifecycleFiles)
 		Expect(err).NotTo(HaveOccurred())
 		// The lower layer comes back above the whiteout.
 		contents, ok, err := fs.file("cnb/build-config/env/BP_INIT_ENABLED.override")
@@ -69,7 +69,7 @@ func testSaved(t *testing.T, context spec.G, it spec.S) {
 		short := tarOf(file("aaa/layer.tar", string(lower)), file("bbb/layer.tar", string(upper)),
 			file("manifest.json", `[{"Layers":["aaa/layer.tar","bbb/layer.tar"]}]`))
 		img := savedImage{Image: empty.Image, save: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(short)), nil }}
-		fs, err := readBuilderFS(img)
+		fs, err := readBuilderFS(img, lifecycleFiles)
 		Expect(err).NotTo(HaveOccurred())
 		_, ok, err := fs.file("cnb/build-config/env/BP_INIT_ENABLED.override")
 		Expect(err).NotTo(HaveOccurred())
@@ -82,7 +82,7 @@ func testSaved(t *testing.T, context spec.G, it spec.S) {
 	it("names a layer the manifest lists and the stream lacks", func() {
 		broken := tarOf(file("manifest.json", `[{"Layers":["zzz/layer.tar"]}]`))
 		img := savedImage{Image: empty.Image, save: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(broken)), nil }}
-		_, err := readBuilderFS(img)
+		_, err := readBuilderFS(img, lifecycleFiles)
 		Expect(err).To(MatchError("unable to read layer 1 of the image: zzz/layer.tar is not in the stream"))
 	})
 }
