@@ -54,9 +54,14 @@ func testSaved(t *testing.T, context spec.G, it spec.S) {
 		file("manifest.json", manifest),
 	)
 
-	it("applies the layers in the manifest's order, a linked layer again", func() {
+	// read applies the layers of a docker save stream.
+	read := func(stream []byte) (builderFS, error) {
 		img := savedImage{Image: empty.Image, save: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(stream)), nil }}
-		fs, err := readBuilderFS(img, lifecycleFiles)
+		return readBuilderFS(img, lifecycleFiles)
+	}
+
+	it("applies the layers in the manifest's order, a linked layer again", func() {
+		fs, err := read(stream)
 		Expect(err).NotTo(HaveOccurred())
 		// The lower layer comes back above the whiteout.
 		contents, ok, err := fs.file("cnb/build-config/env/BP_INIT_ENABLED.override")
@@ -68,8 +73,7 @@ func testSaved(t *testing.T, context spec.G, it spec.S) {
 	it("removes what a whiteout of a later layer names", func() {
 		short := tarOf(file("aaa/layer.tar", string(lower)), file("bbb/layer.tar", string(upper)),
 			file("manifest.json", `[{"Layers":["aaa/layer.tar","bbb/layer.tar"]}]`))
-		img := savedImage{Image: empty.Image, save: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(short)), nil }}
-		fs, err := readBuilderFS(img, lifecycleFiles)
+		fs, err := read(short)
 		Expect(err).NotTo(HaveOccurred())
 		_, ok, err := fs.file("cnb/build-config/env/BP_INIT_ENABLED.override")
 		Expect(err).NotTo(HaveOccurred())
@@ -81,8 +85,7 @@ func testSaved(t *testing.T, context spec.G, it spec.S) {
 
 	it("names a layer the manifest lists and the stream lacks", func() {
 		broken := tarOf(file("manifest.json", `[{"Layers":["zzz/layer.tar"]}]`))
-		img := savedImage{Image: empty.Image, save: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(broken)), nil }}
-		_, err := readBuilderFS(img, lifecycleFiles)
+		_, err := read(broken)
 		Expect(err).To(MatchError("unable to read layer 1 of the image: zzz/layer.tar is not in the stream"))
 	})
 }
