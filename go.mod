@@ -8,6 +8,7 @@ require (
 	github.com/buildpacks/libcnb/v2 v2.1.0
 	github.com/google/go-containerregistry v0.21.6
 	github.com/heroku/color v0.0.6
+	github.com/moby/moby/client v0.4.1
 	github.com/onsi/gomega v1.44.0
 	github.com/paketo-buildpacks/libpak/v2 v2.2.0
 	github.com/sclevine/spec v1.4.0
@@ -37,7 +38,6 @@ require (
 	github.com/mitchellh/hashstructure/v2 v2.0.2 // indirect
 	github.com/moby/docker-image-spec v1.3.1 // indirect
 	github.com/moby/moby/api v1.54.2 // indirect
-	github.com/moby/moby/client v0.4.1 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect

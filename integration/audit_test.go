@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,12 +32,13 @@ func testAudit(t *testing.T, context spec.G, it spec.S) {
 			exit     int
 			expected []string
 		}
+		const ignored = ": [system.post] is ignored below Platform API 0.15: kpack, Tekton, pack < 0.40; list pid1-buildpacks/init last in every order group too"
 		for _, c := range []tc{
-			{builder: builderSystem, exit: 0, expected: []string{builderSystem + ": covered: [system.post] appends pid1-buildpacks/init@0.1.0 to every order group; lifecycle 0.21.11, Platform API 0.15; " + optOut}},
-			{builder: builderSystemLocked, exit: 0, expected: []string{builderSystemLocked + ": covered: [system.post] appends pid1-buildpacks/init@0.1.0 to every order group; lifecycle 0.21.11, Platform API 0.15; " +
-				"BP_INIT_ENABLED=false is ignored (/cnb/build-config/env/BP_INIT_ENABLED.override)"}},
-			{builder: builderWith, exit: 0, expected: []string{builderWith + ": covered: pid1-buildpacks/init is the last buildpack of every order group (2); lifecycle 0.21.11, Platform API 0.15; " + optOut}},
-			{builder: matrixBuilders[0].Builder, exit: 0, expected: []string{matrixBuilders[0].Builder + ": covered: pid1-buildpacks/init is the last buildpack of every order group (2); lifecycle 0.18.5, Platform API 0.12; " + optOut}},
+			{builder: builderSystem, exit: 1, expected: []string{builderSystem + ignored,
+				builderSystem + ": Platform API 0.7 to 0.14: order group 1 (samples/legacy, samples/processes): pid1-buildpacks/init is not in it",
+				builderSystem + ": Platform API 0.7 to 0.14: order group 2 (samples/processes): pid1-buildpacks/init is not in it"}},
+			{builder: builderWith, exit: 0, expected: []string{builderWith + ": covered: on Platform API 0.7 to 0.15 of lifecycle 0.21.11: pid1-buildpacks/init is the last buildpack of every order group (2); " + optOut}},
+			{builder: matrixBuilders[0].Builder, exit: 0, expected: []string{matrixBuilders[0].Builder + ": covered: on Platform API 0.7 to 0.12 of lifecycle 0.18.5: pid1-buildpacks/init is the last buildpack of every order group (2); " + optOut}},
 			{builder: builderWithout, exit: 1, expected: []string{
 				builderWithout + ": order group 1 (samples/legacy, samples/processes): pid1-buildpacks/init is not in it",
 				builderWithout + ": order group 2 (samples/processes): pid1-buildpacks/init is not in it"}},
@@ -50,6 +52,154 @@ func testAudit(t *testing.T, context spec.G, it spec.S) {
 			Expect(r.ExitCode).To(Equal(c.exit), r.Output)
 			Expect(lines(r)).To(Equal(c.expected))
 		}
+	})
+
+	it("judges one Platform API with --platform-api, and gives the verdict per Platform API in --json", func() {
+		type tc struct {
+			args     []string
+			exit     int
+			expected []string
+		}
+		for _, c := range []tc{
+			// kpack negotiates Platform API 0.9 at most.
+			{args: []string{"--platform-api", "0.9", builderSystem}, exit: 1, expected: []string{
+				builderSystem + ": [system.post] is ignored below Platform API 0.15: kpack, Tekton, pack < 0.40; list pid1-buildpacks/init last in every order group too",
+				builderSystem + ": Platform API 0.9: order group 1 (samples/legacy, samples/processes): pid1-buildpacks/init is not in it",
+				builderSystem + ": Platform API 0.9: order group 2 (samples/processes): pid1-buildpacks/init is not in it"}},
+			{args: []string{"--platform-api", "0.9", builderWith}, exit: 0, expected: []string{
+				builderWith + ": covered: on Platform API 0.9 of lifecycle 0.21.11: pid1-buildpacks/init is the last buildpack of every order group (2); app developers can opt out with BP_INIT_ENABLED=false"}},
+			{args: []string{"--platform-api", "0.15", builderSystemLocked}, exit: 0, expected: []string{
+				builderSystemLocked + ": covered: on Platform API 0.15 of lifecycle 0.21.11: [system.post] appends pid1-buildpacks/init@0.1.0 to every order group; BP_INIT_ENABLED=false is ignored (/cnb/build-config/env/BP_INIT_ENABLED.override)"}},
+		} {
+			r := audit(append([]string{"builder"}, c.args...)...)
+			t.Logf("audit builder %s: exit %d\n%s", strings.Join(c.args, " "), r.ExitCode, r.Output)
+			Expect(r.ExitCode).To(Equal(c.exit), r.Output)
+			Expect(lines(r)).To(Equal(c.expected))
+		}
+
+		r := audit("builder", "--json", builderSystem)
+		Expect(r.ExitCode).To(Equal(1), r.Output)
+		var report struct {
+			Platforms []struct {
+				PlatformAPI string `json:"platformAPI"`
+				Covered     bool   `json:"covered"`
+			} `json:"platforms"`
+		}
+		Expect(json.Unmarshal([]byte(r.Stdout), &report)).To(Succeed())
+		verdicts := map[string]bool{}
+		for _, p := range report.Platforms {
+			verdicts[p.PlatformAPI] = p.Covered
+		}
+		Expect(verdicts).To(Equal(map[string]bool{"0.7": false, "0.8": false, "0.9": false, "0.10": false, "0.11": false,
+			"0.12": false, "0.13": false, "0.14": false, "0.15": true}))
+	})
+
+	// derive builds image FROM base with the Dockerfile lines and the files given.
+	derive := func(image, base string, files map[string]string, lines ...string) {
+		t.Helper()
+		dir := t.TempDir()
+		for name, content := range files {
+			Expect(os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644)).To(Succeed())
+		}
+		dockerfile := "FROM " + base + "\n" + strings.Join(lines, "\n") + "\n"
+		Expect(os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644)).To(Succeed())
+		docker(t, "build", "-q", "-t", image, dir)
+		t.Cleanup(func() { run(t, time.Minute, nil, "docker", "rmi", "-f", image) })
+	}
+
+	it("reads the builder's files, which the lifecycle reads, not only its labels", func() {
+		type tc struct {
+			name     string
+			builder  string
+			base     string
+			files    map[string]string
+			lines    []string
+			exit     int
+			expected []string
+		}
+		for _, c := range []tc{
+			{name: "BP_INIT_ENABLED.append=false", builder: "pid1-it/audit-builder-append:latest", base: builderWith,
+				files: map[string]string{"BP_INIT_ENABLED.append": "false"}, lines: []string{"COPY BP_INIT_ENABLED.append /cnb/build-config/env/"},
+				exit: 1, expected: []string{`: /cnb/build-config/env/BP_INIT_ENABLED.append sets BP_INIT_ENABLED="false" unless the app developer sets it: images are not wrapped by default`}},
+			{name: "an override of BP_INIT_PROCESS_TYPES", builder: "pid1-it/audit-builder-types:latest", base: builderWith,
+				files: map[string]string{"BP_INIT_PROCESS_TYPES.override": "none"}, lines: []string{"COPY BP_INIT_PROCESS_TYPES.override /cnb/build-config/env/"},
+				exit: 1, expected: []string{`: /cnb/build-config/env/BP_INIT_PROCESS_TYPES.override sets BP_INIT_PROCESS_TYPES="none": only process type none is wrapped, every other process type starts without the init`}},
+			{name: "the lock removed in a later layer (a whiteout)", builder: "pid1-it/audit-builder-unlocked:latest", base: builderSystemLocked,
+				lines: []string{"USER root", "RUN rm /cnb/build-config/env/BP_INIT_ENABLED.override"}, exit: 1, expected: []string{
+					": [system.post] is ignored below Platform API 0.15: kpack, Tekton, pack < 0.40; list pid1-buildpacks/init last in every order group too",
+					": Platform API 0.7 to 0.14: order group 1 (samples/legacy, samples/processes): pid1-buildpacks/init is not in it",
+					": Platform API 0.7 to 0.14: order group 2 (samples/processes): pid1-buildpacks/init is not in it"}},
+			{name: "/cnb/order.toml without the init, under a label with it", builder: "pid1-it/audit-builder-order:latest", base: builderWith,
+				files: map[string]string{"order.toml": "[[order]]\n  [[order.group]]\n    id = \"samples/processes\"\n    version = \"0.0.1\"\n"},
+				lines: []string{"COPY order.toml /cnb/order.toml"}, exit: 1, expected: []string{
+					": order group 1 (samples/processes): pid1-buildpacks/init is not in it",
+					": warning: label io.buildpacks.buildpack.order differs from /cnb/order.toml, which the lifecycle reads and this audit judges"}},
+		} {
+			derive(c.builder, c.base, c.files, c.lines...)
+			r := audit("builder", c.builder)
+			t.Logf("%s: audit builder %s: exit %d\n%s", c.name, c.builder, r.ExitCode, r.Output)
+			Expect(r.ExitCode).To(Equal(c.exit), r.Output)
+			var expected []string
+			for _, l := range c.expected {
+				expected = append(expected, c.builder+l)
+			}
+			Expect(lines(r)).To(Equal(expected))
+		}
+		// Only at Platform API 0.15 does the whiteout show on its own: the lock is gone.
+		r := audit("builder", "--platform-api", "0.15", "pid1-it/audit-builder-unlocked:latest")
+		Expect(r.ExitCode).To(Equal(0), r.Output)
+		Expect(r.Stdout).To(HaveSuffix("; app developers can opt out with BP_INIT_ENABLED=false\n"))
+
+		// What the audit says is what the lifecycle does: pack builds unwrapped images.
+		image := "pid1-it/audit-append-built:latest"
+		mustPackBuild(t, image, "pid1-it/audit-builder-append:latest")
+		t.Cleanup(func() { run(t, time.Minute, nil, "docker", "rmi", "-f", image) })
+		r = audit("image", image)
+		Expect(r.ExitCode).To(Equal(1), r.Output)
+		Expect(lines(r)).To(ContainElement(image + ": process type web starts /workspace/bin/sample-app, not an init"))
+	})
+
+	it("reads the app image's files, which the launcher reads, not only its label", func() {
+		// The launcher's metadata of the image without the init, in the image with it.
+		id := docker(t, "create", settings.Without)
+		defer docker(t, "rm", id)
+		dir := t.TempDir()
+		docker(t, "cp", id+":/layers/config/metadata.toml", filepath.Join(dir, "metadata.toml"))
+		unwrapped, err := os.ReadFile(filepath.Join(dir, "metadata.toml"))
+		Expect(err).NotTo(HaveOccurred())
+
+		const layer = "/layers/pid1-buildpacks_init/init"
+		type tc struct {
+			name     string
+			image    string
+			files    map[string]string
+			lines    []string
+			expected []string
+		}
+		for _, c := range []tc{
+			{name: "BPL_INIT_ENABLED=false in a layer's env.launch", image: "pid1-it/audit-image-env:latest",
+				files: map[string]string{"BPL_INIT_ENABLED": "false"}, lines: []string{"COPY BPL_INIT_ENABLED " + layer + "/env.launch/web/"},
+				expected: []string{": process type web: BPL_INIT_ENABLED=false (" + layer + "/env.launch/web/BPL_INIT_ENABLED): the init execs the program in its own place"}},
+			{name: "a grace period the init refuses, in the image's environment", image: "pid1-it/audit-image-grace:latest",
+				lines:    []string{"ENV BPL_INIT_GRACE_PERIOD=-3s"},
+				expected: []string{`: process type echo: the init refuses to start: invalid BPL_INIT_GRACE_PERIOD="-3s": expected a non-negative Go duration (10s, 1m30s, 500ms) or whole seconds (10) (BPL_INIT_GRACE_PERIOD from the image's environment)`}},
+			{name: "an entrypoint that is not the launcher", image: "pid1-it/audit-image-entrypoint:latest",
+				lines:    []string{`ENTRYPOINT ["/workspace/bin/sample-app"]`},
+				expected: []string{": the image's entrypoint is /workspace/bin/sample-app, not the launcher (/cnb/lifecycle/launcher or a /cnb/process/ link to it): no process type starts as the image says"}},
+			{name: "a metadata.toml without the init under a label with it", image: "pid1-it/audit-image-metadata:latest",
+				files: map[string]string{"metadata.toml": string(unwrapped)}, lines: []string{"COPY metadata.toml /layers/config/metadata.toml"},
+				expected: []string{": process type web starts /workspace/bin/sample-app, not an init",
+					": warning: label io.buildpacks.build.metadata differs from /layers/config/metadata.toml, which the launcher reads and this audit judges"}},
+		} {
+			derive(c.image, settings.With, c.files, c.lines...)
+			r := audit("image", c.image)
+			t.Logf("%s: audit image %s: exit %d\n%s", c.name, c.image, r.ExitCode, r.Output)
+			Expect(r.ExitCode).To(Equal(1), r.Output)
+			for _, l := range c.expected {
+				Expect(lines(r)).To(ContainElement(c.image + l))
+			}
+		}
+
 	})
 
 	it("says which images start every process type through an init", func() {

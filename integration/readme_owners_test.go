@@ -32,7 +32,7 @@ func testBuilderOwnersReadme(t *testing.T, context spec.G, it spec.S) {
 	it("runs the commands of the Builder owners and Audit sections as written", func() {
 		// The audit's commands build pid1-it/sys-readme; the suite's shared images must stay.
 		t.Cleanup(func() { _ = exec.Command("docker", "rmi", "-f", "pid1-it/sys-readme").Run() })
-		for _, name := range []string{"builder owners: commands", "audit: commands"} {
+		for _, name := range []string{"builder owners: commands", "system builder: commands", "audit: commands"} {
 			runDocCommands(t, commandLines(docSnippet(t, name)))
 		}
 	})

@@ -3,8 +3,9 @@
 # starts the local registry, scripts/registry.sh):
 #   1. unit tests of the root module, `go test ./...` (this includes the init's black-box tests
 #      that run it as PID 1 under `unshare --pid`: they need root), the documented kpack
-#      manifests decoded into kpack's own types (integration/kpack, a module of its own), then
-#      the init's black-box tests again against the arm64 init under qemu-user;
+#      manifests decoded into kpack's own types (integration/kpack, a module of its own), 10 s of
+#      fuzzing of each of the image label and launch.toml parsers, then the init's black-box
+#      tests again against the arm64 init under qemu-user;
 #   2. the buildpack, packaged (scripts/package.sh), the local platform (scripts/images.sh) and
 #      the builders (scripts/builders.sh);
 #   3. the integration tests in integration/ (real pack, real lifecycle, real Docker); their
@@ -61,6 +62,16 @@ if (cd integration/kpack && go test -count=1 ./...); then
 else
   failed+=("kpack manifest tests (integration/kpack)")
 fi
+
+# A short bounded fuzz run of the parsers of what other buildpacks and images give (the seed
+# corpora in testdata/fuzz run with the unit tests above); long runs are for hand (docs/audit.md).
+step "Fuzzing the image label, metadata.toml and launch.toml parsers: 10 s each"
+for target in "FuzzImage ./internal/audit" "FuzzReadLaunchTOML ./internal/launch"; do
+  read -r name pkg <<<"${target}"
+  if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime 10s -fuzzminimizetime 100x "${pkg}"; then
+    failed+=("fuzzing ${name} (${pkg})")
+  fi
+done
 
 # The init's black-box specs that do not apply under qemu-user, with why (docs/tests.md):
 qemu_skip=(

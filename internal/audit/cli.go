@@ -17,9 +17,11 @@ const (
 	ExitBadInput   = 2
 )
 
-const usage = `usage: audit builder|image [--json] [--registry] REF
-  audit builder REF  whether every image the builder makes starts each process type through the init
+const usage = `usage: audit builder|image [--json] [--registry] [--platform-api X.Y] REF
+  audit builder REF  whether every image the builder makes starts each process type through the init,
+                     on every Platform API its lifecycle supports
   audit image REF    whether every process type of the app image starts through an init
+  --platform-api X.Y judge the builder for one Platform API only (0.9 for kpack)
   --registry         read REF from its registry instead of the Docker daemon
   --json             write the report as JSON
 exit code: 0 covered, 1 not covered (one line per problem), 2 bad input`
@@ -31,10 +33,15 @@ func Main(args []string, daemon, registry Source, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "audit: missing command: want builder or image\n"+usage)
 		return ExitBadInput
 	}
+	flags := flag.NewFlagSet("audit "+args[0], flag.ContinueOnError)
+	flags.SetOutput(io.Discard)
+	asJSON := flags.Bool("json", false, "")
+	fromRegistry := flags.Bool("registry", false, "")
+	platformAPI := flags.String("platform-api", "", "")
 	var audit func(string, v1.Image) (Report, error)
 	switch args[0] {
 	case "builder":
-		audit = Builder
+		audit = func(ref string, img v1.Image) (Report, error) { return Builder(ref, img, *platformAPI) }
 	case "image":
 		audit = Image
 	case "-h", "--help", "help":
@@ -45,12 +52,12 @@ func Main(args []string, daemon, registry Source, stdout, stderr io.Writer) int 
 		return ExitBadInput
 	}
 
-	flags := flag.NewFlagSet("audit "+args[0], flag.ContinueOnError)
-	flags.SetOutput(io.Discard)
-	asJSON := flags.Bool("json", false, "")
-	fromRegistry := flags.Bool("registry", false, "")
 	if err := flags.Parse(args[1:]); err != nil {
 		fmt.Fprintf(stderr, "audit %s: %v\n%s\n", args[0], err, usage)
+		return ExitBadInput
+	}
+	if *platformAPI != "" && args[0] != "builder" {
+		fmt.Fprintf(stderr, "audit %s: --platform-api is for audit builder\n", args[0])
 		return ExitBadInput
 	}
 	if flags.NArg() != 1 || strings.TrimSpace(flags.Arg(0)) == "" {

@@ -36,6 +36,8 @@ func testMain(t *testing.T, context spec.G, it spec.S) {
 		images := map[string]v1.Image{
 			"b/covered":     syntheticImage(t, builderLabels("0.21.11", "0.15", covered, "")),
 			"b/not-covered": syntheticImage(t, builderLabels("0.21.11", "0.15", notCovered, "")),
+			"b/system-post": syntheticImage(t, builderLabels("0.21.11", "0.15", notCovered,
+				`{"post":{"buildpacks":[{"id":"pid1-buildpacks/init","version":"0.1.0"}]}}`)),
 			"i/bare":        syntheticImage(t, map[string]string{"io.buildpacks.build.metadata": `{"processes":[{"type":"web","command":["app"],"direct":true}]}`}),
 			"not/a-builder": syntheticImage(t, map[string]string{}),
 		}
@@ -73,9 +75,18 @@ func testMain(t *testing.T, context spec.G, it spec.S) {
 	}
 	for _, c := range []tc{
 		{args: []string{"builder", "b/covered"}, code: 0,
-			stdout: "b/covered: covered: pid1-buildpacks/init is the last buildpack of every order group (1); lifecycle 0.21.11, Platform API 0.15; app developers can opt out with BP_INIT_ENABLED=false\n"},
+			stdout: "b/covered: covered: on Platform API 0.7 to 0.15 of lifecycle 0.21.11: pid1-buildpacks/init is the last buildpack of every order group (1); app developers can opt out with BP_INIT_ENABLED=false\n"},
 		{args: []string{"builder", "b/not-covered"}, code: 1,
 			stdout: "b/not-covered: order group 1 (samples/processes): pid1-buildpacks/init is not in it\n"},
+		{args: []string{"builder", "--platform-api", "0.9", "b/system-post"}, code: 1,
+			stdout: "b/system-post: [system.post] is ignored below Platform API 0.15: kpack, Tekton, pack < 0.40; list pid1-buildpacks/init last in every order group too\n" +
+				"b/system-post: Platform API 0.9: order group 1 (samples/processes): pid1-buildpacks/init is not in it\n"},
+		{args: []string{"builder", "--platform-api", "0.9", "b/covered"}, code: 0,
+			stdout: "b/covered: covered: on Platform API 0.9 of lifecycle 0.21.11: pid1-buildpacks/init is the last buildpack of every order group (1); app developers can opt out with BP_INIT_ENABLED=false\n"},
+		{args: []string{"builder", "--platform-api", "0.6", "b/covered"}, code: 2,
+			stderr: "audit builder: b/covered: lifecycle 0.21.11 does not support Platform API 0.6: it supports 0.7, 0.8, 0.9, 0.10, 0.11, 0.12, 0.13, 0.14, 0.15\n"},
+		{args: []string{"image", "--platform-api", "0.9", "i/bare"}, code: 2,
+			stderr: "audit image: --platform-api is for audit builder\n"},
 		{args: []string{"image", "i/bare"}, code: 1, stdout: "i/bare: process type web starts app, not an init\n"},
 		{args: []string{"builder", "i/bare"}, code: 2,
 			stderr: "audit builder: i/bare: not a builder: it has no label io.buildpacks.builder.metadata\n"},
@@ -84,7 +95,7 @@ func testMain(t *testing.T, context spec.G, it spec.S) {
 		{args: []string{"builder", "no/such"}, code: 2,
 			stderr: "audit builder: unable to read image no/such from the Docker daemon: no such image\n"},
 		{args: []string{"builder", "--registry", "HOST/b/covered"}, code: 0,
-			stdout: "HOST/b/covered: covered: pid1-buildpacks/init is the last buildpack of every order group (1); lifecycle 0.21.11, Platform API 0.15; app developers can opt out with BP_INIT_ENABLED=false\n"},
+			stdout: "HOST/b/covered: covered: on Platform API 0.7 to 0.15 of lifecycle 0.21.11: pid1-buildpacks/init is the last buildpack of every order group (1); app developers can opt out with BP_INIT_ENABLED=false\n"},
 		{args: []string{"image", "--registry", "HOST/i/bare"}, code: 1,
 			stdout: "HOST/i/bare: process type web starts app, not an init\n"},
 	} {
@@ -140,6 +151,17 @@ func testMain(t *testing.T, context spec.G, it spec.S) {
 		Expect(code).To(Equal(1))
 		Expect(json.Unmarshal([]byte(stdout), &r)).To(Succeed())
 		Expect(r.Processes).To(Equal([]audit.ProcessReport{{Type: "web", Command: "app"}}))
+
+		stdout, _, code = run("builder", "--json", "b/system-post")
+		Expect(code).To(Equal(1))
+		r = audit.Report{}
+		Expect(json.Unmarshal([]byte(stdout), &r)).To(Succeed())
+		verdicts := map[string]bool{}
+		for _, p := range r.Platforms {
+			verdicts[p.PlatformAPI] = p.Covered
+		}
+		Expect(verdicts).To(Equal(map[string]bool{"0.7": false, "0.8": false, "0.9": false, "0.10": false, "0.11": false,
+			"0.12": false, "0.13": false, "0.14": false, "0.15": true}))
 
 		stdout, _, code = run("builder", "--json", "b/covered")
 		Expect(code).To(Equal(0))

@@ -24,9 +24,9 @@ var SystemBuildpacksPlatformAPI = apiVersion{0, 15}
 
 // buildpackRef is one buildpack as the builder's labels name it.
 type buildpackRef struct {
-	ID       string `json:"id"`
-	Version  string `json:"version,omitempty"`
-	Optional bool   `json:"optional,omitempty"`
+	ID       string `json:"id" toml:"id"`
+	Version  string `json:"version,omitempty" toml:"version"`
+	Optional bool   `json:"optional,omitempty" toml:"optional"`
 }
 
 func (b buildpackRef) String() string {
@@ -55,17 +55,17 @@ type builderMetadata struct {
 
 // order is io.buildpacks.buildpack.order.
 type order []struct {
-	Group []buildpackRef `json:"group"`
+	Group []buildpackRef `json:"group" toml:"group"`
 }
 
 // system is io.buildpacks.buildpack.system.
 type system struct {
 	Pre struct {
-		Buildpacks []buildpackRef `json:"buildpacks"`
-	} `json:"pre"`
+		Buildpacks []buildpackRef `json:"buildpacks" toml:"buildpacks"`
+	} `json:"pre" toml:"pre"`
 	Post struct {
-		Buildpacks []buildpackRef `json:"buildpacks"`
-	} `json:"post"`
+		Buildpacks []buildpackRef `json:"buildpacks" toml:"buildpacks"`
+	} `json:"post" toml:"post"`
 }
 
 // buildMetadata is the part of an app image's io.buildpacks.build.metadata the audit reads.
@@ -78,6 +78,7 @@ type buildMetadata struct {
 		Direct      bool            `json:"direct"`
 		BuildpackID string          `json:"buildpackID"`
 	} `json:"processes"`
+	Buildpacks []buildpackRef `json:"buildpacks"`
 }
 
 // decodeLabel decodes the JSON of label into v. A label that is missing is reported by ok, one
@@ -117,25 +118,3 @@ func (v apiVersion) less(w apiVersion) bool {
 }
 
 func (v apiVersion) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
-
-// highestPlatformAPI returns the highest Platform API the builder's lifecycle supports.
-func (m builderMetadata) highestPlatformAPI() (apiVersion, error) {
-	supported := m.Lifecycle.APIs.Platform.Supported
-	if len(supported) == 0 && m.Lifecycle.API.Platform != "" {
-		supported = []string{m.Lifecycle.API.Platform}
-	}
-	if len(supported) == 0 {
-		return apiVersion{}, fmt.Errorf("label %s names no Platform API for the lifecycle", BuilderMetadataLabel)
-	}
-	var highest apiVersion
-	for _, s := range supported {
-		v, err := parseAPI(s)
-		if err != nil {
-			return apiVersion{}, fmt.Errorf("unable to read label %s: lifecycle Platform API: %w", BuilderMetadataLabel, err)
-		}
-		if highest.less(v) {
-			highest = v
-		}
-	}
-	return highest, nil
-}

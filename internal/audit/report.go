@@ -23,15 +23,25 @@ type Report struct {
 	Warnings []string `json:"warnings,omitempty"`
 
 	// Lifecycle and PlatformAPI are the builder's lifecycle version and the highest Platform
-	// API it supports.
+	// API judged; Groups are the order groups at that Platform API.
 	Lifecycle   string        `json:"lifecycle,omitempty"`
 	PlatformAPI string        `json:"platformAPI,omitempty"`
 	Groups      []GroupReport `json:"groups,omitempty"`
+	// Platforms is the verdict at each Platform API judged, oldest first.
+	Platforms []PlatformReport `json:"platforms,omitempty"`
 	// OptOut says whether app developers can opt out with BP_INIT_ENABLED=false, for a covered
 	// builder.
 	OptOut string `json:"optOut,omitempty"`
 
 	Processes []ProcessReport `json:"processes,omitempty"`
+}
+
+// PlatformReport is the verdict on a builder at one Platform API: each order group as the
+// lifecycle merges it there.
+type PlatformReport struct {
+	PlatformAPI string        `json:"platformAPI"`
+	Covered     bool          `json:"covered"`
+	Groups      []GroupReport `json:"groups"`
 }
 
 // GroupReport is one order group of a builder.

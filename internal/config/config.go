@@ -31,26 +31,33 @@ type Config struct {
 func Resolve(resolver libpak.ConfigurationResolver) (Config, error) {
 	var c Config
 
+	var err error
 	raw, _ := resolver.Resolve(Enabled)
-	switch strings.ToLower(strings.TrimSpace(raw)) {
-	case "true", "":
-		c.Enabled = true
-	case "false":
-		c.Enabled = false
-	default:
-		return Config{}, fmt.Errorf("invalid %s %q: expected true or false", Enabled, raw)
-	}
-
-	raw, _ = resolver.Resolve(ProcessTypes)
-	types, err := parseTypes(raw)
-	if err != nil {
+	if c.Enabled, err = ParseEnabled(raw); err != nil {
 		return Config{}, err
 	}
-	c.Types = types
+	raw, _ = resolver.Resolve(ProcessTypes)
+	if c.Types, err = ParseTypes(raw); err != nil {
+		return Config{}, err
+	}
 	return c, nil
 }
 
-func parseTypes(raw string) ([]string, error) {
+// ParseEnabled parses a BP_INIT_ENABLED value: true or false in any case, around spaces; empty
+// is true.
+func ParseEnabled(raw string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(raw)) {
+	case "true", "":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("invalid %s %q: expected true or false", Enabled, raw)
+}
+
+// ParseTypes parses a BP_INIT_PROCESS_TYPES value: nil for every type (empty or *), else the
+// types listed, each once.
+func ParseTypes(raw string) ([]string, error) {
 	trimmed := strings.TrimSpace(raw)
 	if trimmed == "" || trimmed == AllTypes {
 		return nil, nil

@@ -105,33 +105,105 @@ func directProgram(argv []string, appDir string, depth int) string {
 	return argv[0]
 }
 
-// envProgram returns the program and its arguments from env's arguments: it skips env's options
-// (coreutils and busybox; -S splits its string into more arguments) and NAME=VALUE assignments.
+// envProgram returns the program and its arguments from env's arguments.
 func envProgram(args []string) []string {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
+	program, _ := EnvCommand(args)
+	return program
+}
+
+// EnvChange is one change `env` makes to the environment before it runs its program: Clear (-i)
+// empties it, Unset (-u NAME) removes Name, otherwise Name is set to Value (NAME=VALUE).
+type EnvChange struct {
+	Name, Value  string
+	Unset, Clear bool
+}
+
+// EnvCommand returns what `env ARGS...` runs, its program and its arguments, and the changes it
+// makes to the environment first, in order. It reads env's options (coreutils and busybox; -S
+// splits its string into more arguments) and NAME=VALUE assignments. Each -S string is split
+// once and read before the arguments after it, without copying them, so the work is linear in
+// the arguments however many -S they hold.
+func EnvCommand(args []string) (program []string, changes []EnvChange) {
+	words := envWords{args}
+	for {
+		a, ok := words.next()
+		if !ok {
+			return nil, changes
+		}
 		switch {
 		case a == "--":
-			return skipAssignments(args[i+1:])
-		case a == "-S" || a == "--split-string":
-			if i+1 < len(args) {
-				return envProgram(append(strings.Fields(args[i+1]), args[i+2:]...))
+			rest := words.rest()
+			for len(rest) > 0 && assignment.MatchString(rest[0]) {
+				changes = append(changes, assign(rest[0]))
+				rest = rest[1:]
 			}
-			return nil
+			return rest, changes
+		case a == "-S" || a == "--split-string":
+			s, ok := words.next()
+			if !ok {
+				return nil, changes
+			}
+			words.push(strings.Fields(s))
 		case strings.HasPrefix(a, "--split-string="):
-			return envProgram(append(strings.Fields(strings.TrimPrefix(a, "--split-string=")), args[i+1:]...))
+			words.push(strings.Fields(strings.TrimPrefix(a, "--split-string=")))
 		case strings.HasPrefix(a, "-S"):
-			return envProgram(append(strings.Fields(a[2:]), args[i+1:]...))
-		case a == "-u" || a == "-C" || a == "--unset" || a == "--chdir":
-			i++ // the option's value
+			words.push(strings.Fields(a[2:]))
+		case a == "-u" || a == "--unset":
+			if name, ok := words.next(); ok {
+				changes = append(changes, EnvChange{Name: name, Unset: true})
+			}
+		case strings.HasPrefix(a, "--unset="):
+			changes = append(changes, EnvChange{Name: strings.TrimPrefix(a, "--unset="), Unset: true})
+		case a == "-C" || a == "--chdir":
+			words.next() // the option's value
+		case a == "-i" || a == "-" || a == "--ignore-environment":
+			changes = append(changes, EnvChange{Clear: true})
+		case strings.HasPrefix(a, "-u") && !strings.HasPrefix(a, "--"):
+			changes = append(changes, EnvChange{Name: a[2:], Unset: true})
 		case strings.HasPrefix(a, "-"):
-			// -i, -0, -v, -uNAME, --unset=NAME, --ignore-environment, ... and "-" (same as -i)
+			// -0, -v, -iv, ... (a combined -i is read as no change: unsure, not a clear)
 		case assignment.MatchString(a):
+			changes = append(changes, assign(a))
 		default:
-			return args[i:]
+			return append([]string{a}, words.rest()...), changes
 		}
 	}
-	return nil
+}
+
+func assign(word string) EnvChange {
+	name, value, _ := strings.Cut(word, "=")
+	return EnvChange{Name: name, Value: value}
+}
+
+// envWords are the words env has still to read: a stack of runs of words, the last run read
+// first (the words of a -S string come before the arguments that followed it).
+type envWords [][]string
+
+func (w *envWords) next() (string, bool) {
+	for len(*w) > 0 {
+		top := &(*w)[len(*w)-1]
+		if len(*top) > 0 {
+			word := (*top)[0]
+			*top = (*top)[1:]
+			return word, true
+		}
+		*w = (*w)[:len(*w)-1]
+	}
+	return "", false
+}
+
+func (w *envWords) push(words []string) {
+	if len(words) > 0 {
+		*w = append(*w, words)
+	}
+}
+
+func (w *envWords) rest() []string {
+	var words []string
+	for i := len(*w) - 1; i >= 0; i-- {
+		words = append(words, (*w)[i]...)
+	}
+	return words
 }
 
 func skipAssignments(words []string) []string {

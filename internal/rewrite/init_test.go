@@ -13,5 +13,6 @@ func TestUnit(t *testing.T) {
 	suite("ExistingInit", testExistingInit)
 	suite("ShellScript", testShellScript)
 	suite("Profiles", testProfiles)
+	suite("Hostile", testHostile)
 	suite.Run(t)
 }
