@@ -48,6 +48,7 @@ qemu_skip=(
   sends_stragglers_SIGTERM,_then_SIGKILL_after_the_grace_period,_as_a_child_subreaper
   exits_at_once_when_all_that_remains_is_a_root_process_it_may_not_signal,_as_a_child_subreaper
   passes_argv,_env,_cwd_and_fd_3_through_unchanged      # qemu reverses the environment's order
+  passes_the_environment_block_through_exactly          # qemu reverses the environment's order
   passes_ignored_signals_and_the_signal_mask_through_unchanged  # qemu drops SIG_IGN of SIGHUP, SIGINT
   gives_the_terminal_back_to_its_own_group_when_its_program_cannot_be_executed  # a failed execve hangs
 )

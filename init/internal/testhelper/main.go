@@ -19,6 +19,10 @@
 //	testhelper nosubreaper PROG ARG...
 //	                           make prctl(PR_SET_CHILD_SUBREAPER) fail with
 //	                           EINVAL, as qemu-user does, then exec
+//	testhelper exactenv ENTRY... -- PROG ARG...
+//	                           exec PROG (a path) with exactly these
+//	                           environment entries, duplicates and empty ones
+//	                           included
 package main
 
 import (
@@ -60,6 +64,8 @@ func main() {
 		root(os.Args[2:])
 	case "nosubreaper":
 		nosubreaper(os.Args[2:])
+	case "exactenv":
+		exactenv(os.Args[2:])
 	default:
 		fail("unknown mode " + os.Args[1])
 	}
@@ -281,4 +287,16 @@ func execute(argv []string) {
 	if err := unix.Exec(path, argv, os.Environ()); err != nil {
 		fail(err.Error())
 	}
+}
+
+// exactenv execs the program after "--" with the entries before it as its
+// whole environment (os/exec would drop duplicate names).
+func exactenv(args []string) {
+	for i, arg := range args {
+		if arg == "--" && i+1 < len(args) {
+			argv := args[i+1:]
+			fail(unix.Exec(argv[0], argv, args[:i]).Error())
+		}
+	}
+	fail("usage: testhelper exactenv ENTRY... -- PROG ARG...")
 }
