@@ -21,7 +21,11 @@ import (
 // whose pid is reused in between is never signalled in its place: the
 // process is opened as /proc/<pid>, its parent is read through that handle
 // and must be the pinned parent, still there, and the signal is sent through
-// the handle with pidfd_send_signal(2).
+// the handle with pidfd_send_signal(2). Where that call is refused (Linux
+// before 5.1 answers ENOSYS; a seccomp profile that does not know it, ENOSYS
+// or EPERM), the signal goes by pid with kill(2), if the pinned process has
+// not been reaped: a process of another user then still refuses (EPERM).
+// Without /proc, nothing is signalled (see FindsDescendants).
 func SignalSubtree(sig unix.Signal, pid1 bool) (sent, refused int) {
 	count := func(err error) {
 		switch err {
@@ -46,7 +50,7 @@ func SignalSubtree(sig unix.Signal, pid1 bool) (sent, refused int) {
 	pinned := pinDescendants()
 	for _, p := range pinned {
 		err := unix.PidfdSendSignal(p.fd, sig, nil, 0)
-		if err == unix.ENOSYS { // Linux before 5.1: the check above is all there is
+		if (err == unix.ENOSYS || err == unix.EPERM) && alive(p.fd) {
 			err = unix.Kill(p.pid, sig)
 		}
 		count(err)
@@ -54,6 +58,10 @@ func SignalSubtree(sig unix.Signal, pid1 bool) (sent, refused int) {
 	closeAll(pinned)
 	return sent, refused
 }
+
+// FindsDescendants reports whether SignalSubtree can find the init's
+// descendants when the init is not PID 1: whether /proc shows the init.
+func FindsDescendants() bool { return procSelf() != 0 }
 
 // Descendants returns the pids of every process below the init, read from
 // /proc. A process that exits while /proc is read may be missing.

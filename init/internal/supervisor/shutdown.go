@@ -19,15 +19,26 @@ import (
 // the grace period plus 1.5 s after the program has exited.
 const killWait = time.Second
 
-// killRetry is how often the subtree is swept with SIGKILL again during
-// killWait, to catch processes forked in between.
-const killRetry = 100 * time.Millisecond
+// recheck is how often, during the grace period, the init checks whether all
+// that remains is processes it may not signal.
+const recheck = 100 * time.Millisecond
+
+// pollMax is the longest the init sleeps, while it waits, between two rounds
+// of reaping what has exited (and, after SIGKILL, of sweeping the subtree
+// with SIGKILL again, to catch what was forked in between). The first sleeps
+// are shorter, from 1 ms doubling, so that a subtree that ends at once is not
+// kept waiting.
+const pollMax = 20 * time.Millisecond
 
 // endSubtree ends what the program left behind: the processes that remain
 // get SIGTERM and SIGCONT and up to the grace period to exit, then SIGKILL
 // and up to killWait. It returns when nothing remains or when that time has
 // passed, and then says, once, what remains and why. As soon as all that
 // remains is processes the init may not signal, it returns too.
+//
+// It runs in the main goroutine, which reaps meanwhile: no goroutine, timer
+// callback or thread is added, so that it also ends a fork bomb that keeps
+// the pids limit reached, where the Go runtime could not start a thread.
 func (s *Supervisor) endSubtree() {
 	if s.gone() {
 		return
@@ -71,48 +82,54 @@ func (s *Supervisor) onlyUnsignallable() bool {
 	return sent == 0 && refused > 0
 }
 
-// gone reports whether nothing of the subtree remains: the init has no child
-// left and, when it is no subreaper, the program's process group is empty
-// (its orphans are no longer the init's children).
+// gone reaps what has exited and reports whether nothing of the subtree
+// remains: the init has no child left and, when it is no subreaper, the
+// program's process group is empty (its orphans are no longer the init's
+// children).
 func (s *Supervisor) gone() bool {
-	select {
-	case <-s.none:
-	default:
+	if _, _, remaining := s.reapExited(0); remaining {
 		return false
 	}
 	return s.subreaper || unix.Kill(-s.child, 0) == unix.ESRCH
 }
 
-// settle waits up to d for the subtree to be gone and reports whether it is;
-// with unreachable, it stops waiting, reporting false, as soon as that is
-// true. With tick or unreachable, or when the init has to look for the
-// program's process group, it wakes every killRetry (calling tick);
-// otherwise it sleeps until the last child is reaped.
-func (s *Supervisor) settle(d time.Duration, tick func(), unreachable func() bool) bool {
-	expired := after(d)
-	none := s.none
+// settle waits up to d for the subtree to be gone and reports whether it is,
+// reaping as it goes. Between two rounds it sleeps (see pollMax); each round
+// calls sweep, and, every recheck, unreachable: when that is true, settle
+// stops waiting and reports false.
+func (s *Supervisor) settle(d time.Duration, sweep func(), unreachable func() bool) bool {
+	start := monotonic()
+	checked := start
+	pause := time.Millisecond
 	for {
-		var retry <-chan struct{}
-		if tick != nil || unreachable != nil || !s.subreaper {
-			retry = after(killRetry)
-		}
-		select {
-		case <-none:
-			none = nil // closed: from now on, only the timers wake
-		case <-retry:
-		case <-expired:
-			return s.gone()
-		}
 		if s.gone() {
 			return true
 		}
-		if unreachable != nil && unreachable() {
+		now := monotonic()
+		left := d - (now - start)
+		if left <= 0 {
 			return false
 		}
-		if tick != nil {
-			tick()
+		if unreachable != nil && now-checked >= recheck {
+			if unreachable() {
+				return false
+			}
+			checked = now
 		}
+		if sweep != nil {
+			sweep()
+		}
+		time.Sleep(min(pause, left))
+		pause = min(2*pause, pollMax)
 	}
+}
+
+// monotonic reads CLOCK_MONOTONIC. (time.Now would link wall-clock time and
+// its methods into the binary, some 8 KB.)
+func monotonic() time.Duration {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return time.Duration(ts.Nano())
 }
 
 // duration writes d in whole seconds (5s) or milliseconds (1500ms).
@@ -124,31 +141,27 @@ func duration(d time.Duration) string {
 	return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
 }
 
-// after returns a channel closed when d has passed. (time.AfterFunc rather
-// than time.After: a Timer's channel of time.Time would link time
-// formatting and time zones into the binary.)
-func after(d time.Duration) <-chan struct{} {
-	c := make(chan struct{})
-	time.AfterFunc(d, func() { close(c) })
-	return c
-}
-
 // signalSubtree sends sig to what remains of the subtree and, with say, says
-// so. When the init is no subreaper, the program's process group gets it
-// too: the program's orphans are no longer the init's descendants.
+// so. When the init is no subreaper, or is one without a /proc to find its
+// descendants in, the program's process group gets it too: there the
+// program's orphans are, unless they left it.
 func (s *Supervisor) signalSubtree(sig unix.Signal, say bool) (sent, refused int) {
+	blind := s.subreaper && !s.pid1 && !reaper.FindsDescendants()
 	s.mu.Lock()
 	sent, refused = reaper.SignalSubtree(sig, s.pid1)
-	if !s.subreaper {
+	if !s.subreaper || blind {
 		unix.Kill(-s.child, sig)
 	}
 	s.mu.Unlock()
 	if !say || !s.Log.InfoEnabled() {
 		return sent, refused
 	}
-	if s.pid1 {
+	switch {
+	case s.pid1:
 		s.Log.Info("sent ", signals.Name(sig), " to every other process of the PID namespace")
-	} else {
+	case blind:
+		s.Log.Info("sent ", signals.Name(sig), " to the program's process group (no /proc to find the init's descendants in)")
+	default:
 		s.Log.Info("sent ", signals.Name(sig), " to the init's ", strconv.Itoa(sent), " remaining descendants")
 	}
 	return sent, refused
@@ -158,6 +171,10 @@ func (s *Supervisor) signalSubtree(sig unix.Signal, say bool) (sent, refused int
 // why, with a last sweep that counts them.
 func (s *Supervisor) reportLeftovers() {
 	if !s.Log.InfoEnabled() {
+		return
+	}
+	if s.subreaper && !s.pid1 && !reaper.FindsDescendants() {
+		s.Log.Info("exiting with children left that it cannot find without /proc; leaving them to the reaper above the init")
 		return
 	}
 	sent, refused := s.signalSubtree(unix.SIGKILL, false)
