@@ -10,13 +10,14 @@ import (
 	"github.com/pid1-buildpacks/init/init/internal/signals"
 )
 
-// killWait is how long, after SIGKILL, the init waits for the processes that
-// remain to be gone before it exits and leaves what is still there: to the
+// killWait is how long, after the grace period, the init waits for the
+// processes that remain after SIGKILL to be gone before it exits and leaves what is still there: to the
 // kernel, which kills every process of a PID namespace when its PID 1 exits,
 // or, as a subreaper, to the reaper above the init. Processes of another user
 // (EPERM) and processes that do not die of SIGKILL (stuck in the kernel)
-// remain. With the logger's flush (see main) this bounds the init's exit to
-// the grace period plus 1.5 s after the program has exited.
+// remain. Both count from the program's exit (however long the sweeps take
+// under load): with the logger's flush (see main) the init exits at the
+// latest the grace period plus 1.5 s after the program has exited.
 const killWait = time.Second
 
 // recheck is how often, during the grace period, the init checks whether all
@@ -34,50 +35,66 @@ const pollMax = 20 * time.Millisecond
 // get SIGTERM and SIGCONT and up to the grace period to exit, then SIGKILL
 // and up to killWait. It returns when nothing remains or when that time has
 // passed, and then says, once, what remains and why. As soon as all that
-// remains is processes the init may not signal, it returns too.
+// remains is processes the init may not signal, it returns too. With no
+// grace period, SIGKILL comes at once.
 //
 // It runs in the main goroutine, which reaps meanwhile: no goroutine, timer
 // callback or thread is added, so that it also ends a fork bomb that keeps
 // the pids limit reached, where the Go runtime could not start a thread.
 func (s *Supervisor) endSubtree() {
+	graceEnd := monotonic() + s.Config.GracePeriod
 	if s.gone() {
 		return
 	}
-	// SIGCONT after SIGTERM, as systemd does: a stopped process would
-	// otherwise only see the SIGTERM when SIGKILL ends it.
-	sent, refused := s.signalSubtree(unix.SIGTERM, true)
-	s.signalSubtree(unix.SIGCONT, false)
-	var unreachable func() bool
-	if refused > 0 && s.subreaper {
-		// Processes of another user were not told to stop: waiting for
-		// them would only delay the exit that ends them, as the program's
-		// exit would have without the init.
-		unreachable = s.onlyUnsignallable
-		if sent == 0 {
-			s.reportLeftovers()
-			return
-		}
-	}
-	s.Log.Info("waiting up to ", duration(s.Config.GracePeriod), " for the remaining processes")
-	if s.settle(s.Config.GracePeriod, nil, unreachable) {
+	if s.Config.GracePeriod > 0 && !s.terminate(graceEnd) {
 		return
 	}
-	if unreachable != nil && unreachable() {
-		s.reportLeftovers()
-		return
-	}
-	s.signalSubtree(unix.SIGKILL, true)
-	if s.settle(killWait, func() { s.signalSubtree(unix.SIGKILL, false) }, nil) {
+	_, refused := s.signalSubtree(unix.SIGKILL, true)
+	if s.settle(graceEnd+killWait, unix.SIGKILL, s.unreachable(refused)) {
 		return
 	}
 	s.reportLeftovers()
+}
+
+// terminate sends SIGTERM and SIGCONT and waits until graceEnd, and reports
+// whether SIGKILL has to follow; when it does not, it has said why.
+func (s *Supervisor) terminate(graceEnd time.Duration) bool {
+	// SIGCONT after SIGTERM, as systemd does: a stopped process would
+	// otherwise only see the SIGTERM when SIGKILL ends it.
+	sent, refused := s.signalSubtree(unix.SIGTERM, true)
+	s.sweep(unix.SIGCONT)
+	unreachable := s.unreachable(refused)
+	if unreachable != nil && sent == 0 {
+		s.reportLeftovers()
+		return false
+	}
+	s.Log.Info("waiting up to ", duration(s.Config.GracePeriod), " for the remaining processes")
+	if s.settle(graceEnd, 0, unreachable) {
+		return false
+	}
+	if unreachable != nil && unreachable() {
+		s.reportLeftovers()
+		return false
+	}
+	return true
+}
+
+// unreachable returns, when some processes refused a signal (refused) and
+// the init is a subreaper, onlyUnsignallable; otherwise nil. Processes of
+// another user were not told to stop: waiting for them would only delay the
+// exit that ends them, as the program's exit would have without the init.
+func (s *Supervisor) unreachable(refused int) func() bool {
+	if refused > 0 && s.subreaper {
+		return s.onlyUnsignallable
+	}
+	return nil
 }
 
 // onlyUnsignallable reports whether all that remains of the subtree is
 // processes the init may not signal.
 func (s *Supervisor) onlyUnsignallable() bool {
 	s.mu.Lock()
-	sent, refused := reaper.SignalSubtree(0, s.pid1)
+	sent, refused := reaper.SignalSubtree(0, s.pid1, true)
 	s.mu.Unlock()
 	return sent == 0 && refused > 0
 }
@@ -93,20 +110,21 @@ func (s *Supervisor) gone() bool {
 	return s.subreaper || unix.Kill(-s.child, 0) == unix.ESRCH
 }
 
-// settle waits up to d for the subtree to be gone and reports whether it is,
+// settle waits until deadline (see monotonic) for the subtree to be gone
+// and reports whether it is,
 // reaping as it goes. Between two rounds it sleeps (see pollMax); each round
-// calls sweep, and, every recheck, unreachable: when that is true, settle
-// stops waiting and reports false.
-func (s *Supervisor) settle(d time.Duration, sweep func(), unreachable func() bool) bool {
-	start := monotonic()
-	checked := start
+// sends the signal sweep (unless 0) to the subtree again and, every recheck,
+// calls unreachable: when that is true, settle stops waiting and reports
+// false.
+func (s *Supervisor) settle(deadline time.Duration, sweep unix.Signal, unreachable func() bool) bool {
+	checked := monotonic()
 	pause := time.Millisecond
 	for {
 		if s.gone() {
 			return true
 		}
 		now := monotonic()
-		left := d - (now - start)
+		left := deadline - now
 		if left <= 0 {
 			return false
 		}
@@ -116,8 +134,8 @@ func (s *Supervisor) settle(d time.Duration, sweep func(), unreachable func() bo
 			}
 			checked = now
 		}
-		if sweep != nil {
-			sweep()
+		if sweep != 0 {
+			s.sweep(sweep)
 		}
 		time.Sleep(min(pause, left))
 		pause = min(2*pause, pollMax)
@@ -141,30 +159,47 @@ func duration(d time.Duration) string {
 	return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
 }
 
-// signalSubtree sends sig to what remains of the subtree and, with say, says
-// so. When the init is no subreaper, or is one without a /proc to find its
-// descendants in, the program's process group gets it too: there the
-// program's orphans are, unless they left it.
+// signalSubtree sends sig to what remains of the subtree, counts what it
+// reached and what refused (see reaper.SignalSubtree) and, with say, says so.
 func (s *Supervisor) signalSubtree(sig unix.Signal, say bool) (sent, refused int) {
-	blind := s.subreaper && !s.pid1 && !reaper.FindsDescendants()
+	sent, refused = s.signal(sig, true)
+	if !say || !s.Log.InfoEnabled() {
+		return sent, refused
+	}
+	to := "every other process of the PID namespace"
+	if s.blind() {
+		to = "the program's process group (no /proc to find the init's descendants in)"
+	} else if !s.pid1 {
+		to = "the init's " + strconv.Itoa(sent) + " remaining descendants"
+	}
+	s.Log.Info("sent ", signals.Name(sig), " to ", to)
+	return sent, refused
+}
+
+// sweep is signalSubtree without counting or saying anything: as PID 1, a
+// single kill(-1). The init sweeps while a fork bomb may take every CPU: a
+// sweep that fits in one time slice ends it sooner.
+func (s *Supervisor) sweep(sig unix.Signal) { s.signal(sig, false) }
+
+// signal sends sig to what remains of the subtree. When the init is no
+// subreaper, or is one without a /proc to find its descendants in, the
+// program's process group gets it too: there the program's orphans are,
+// unless they left it.
+func (s *Supervisor) signal(sig unix.Signal, count bool) (sent, refused int) {
+	blind := s.blind()
 	s.mu.Lock()
-	sent, refused = reaper.SignalSubtree(sig, s.pid1)
+	sent, refused = reaper.SignalSubtree(sig, s.pid1, count)
 	if !s.subreaper || blind {
 		unix.Kill(-s.child, sig)
 	}
 	s.mu.Unlock()
-	if !say || !s.Log.InfoEnabled() {
-		return sent, refused
-	}
-	switch {
-	case s.pid1:
-		s.Log.Info("sent ", signals.Name(sig), " to every other process of the PID namespace")
-	case blind:
-		s.Log.Info("sent ", signals.Name(sig), " to the program's process group (no /proc to find the init's descendants in)")
-	default:
-		s.Log.Info("sent ", signals.Name(sig), " to the init's ", strconv.Itoa(sent), " remaining descendants")
-	}
 	return sent, refused
+}
+
+// blind reports whether the init is a subreaper that cannot find its
+// descendants: there is no /proc that shows it.
+func (s *Supervisor) blind() bool {
+	return s.subreaper && !s.pid1 && !reaper.FindsDescendants()
 }
 
 // reportLeftovers says, once, how many processes remain after SIGKILL and
@@ -173,18 +208,16 @@ func (s *Supervisor) reportLeftovers() {
 	if !s.Log.InfoEnabled() {
 		return
 	}
-	if s.subreaper && !s.pid1 && !reaper.FindsDescendants() {
-		s.Log.Info("exiting with children left that it cannot find without /proc; leaving them to the reaper above the init")
-		return
-	}
 	sent, refused := s.signalSubtree(unix.SIGKILL, false)
-	msg := "exiting with " + strconv.Itoa(sent+refused) + " processes left: " +
+	what := strconv.Itoa(sent+refused) + " processes left: " +
 		strconv.Itoa(refused) + " the init may not signal (EPERM: another user's), " +
-		strconv.Itoa(sent) + " still there after SIGKILL; "
-	if s.pid1 {
-		msg += "the kernel kills them when the init exits"
-	} else {
-		msg += "leaving them to the reaper above the init"
+		strconv.Itoa(sent) + " still there after SIGKILL"
+	if s.blind() {
+		what = "children left that it cannot find without /proc"
 	}
-	s.Log.Info(msg)
+	where := "the kernel kills them when the init exits"
+	if !s.pid1 {
+		where = "leaving them to the reaper above the init"
+	}
+	s.Log.Info("exiting with ", what, "; ", where)
 }

@@ -22,6 +22,8 @@
 //	testhelper nopidfdsignal PROG ARG...
 //	                           make pidfd_send_signal(2) fail with EPERM,
 //	                           as some seccomp profiles do, then exec
+//	testhelper forkbomb        ignore SIGTERM and fork in a loop, as every
+//	                           child does too; run it only in a pids cgroup
 //	testhelper exactenv ENTRY... -- PROG ARG...
 //	                           exec PROG (a path) with exactly these
 //	                           environment entries, duplicates and empty ones
@@ -69,6 +71,8 @@ func main() {
 		nosubreaper(os.Args[2:])
 	case "nopidfdsignal":
 		nopidfdsignal(os.Args[2:])
+	case "forkbomb":
+		forkbomb()
 	case "exactenv":
 		exactenv(os.Args[2:])
 	default:
@@ -327,4 +331,15 @@ func exactenv(args []string) {
 		}
 	}
 	fail("usage: testhelper exactenv ENTRY... -- PROG ARG...")
+}
+
+// forkbomb ignores SIGTERM and forks in a loop, retrying at once when fork
+// fails, and so does every child: each is a copy of this thread alone,
+// running this loop, which makes raw system calls only and never enters the
+// Go runtime again.
+func forkbomb() {
+	signal.Ignore(unix.SIGTERM)
+	for {
+		unix.RawSyscall(unix.SYS_CLONE, uintptr(unix.SIGCHLD), 0, 0)
+	}
 }
