@@ -336,9 +336,15 @@ func exactenv(args []string) {
 // forkbomb ignores SIGTERM and forks in a loop, retrying at once when fork
 // fails, and so does every child: each is a copy of this thread alone,
 // running this loop, which makes raw system calls only and never enters the
-// Go runtime again.
+// Go runtime again. Like an application's, each copy has memory of its own
+// (32 MiB, shared until written), which makes every fork, also a refused
+// one, copy its page tables.
 func forkbomb() {
 	signal.Ignore(unix.SIGTERM)
+	ballast := make([]byte, 32<<20)
+	for i := 0; i < len(ballast); i += os.Getpagesize() {
+		ballast[i] = 1
+	}
 	for {
 		unix.RawSyscall(unix.SYS_CLONE, uintptr(unix.SIGCHLD), 0, 0)
 	}
