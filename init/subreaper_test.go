@@ -126,7 +126,7 @@ exit $code`,
 		Expect(elapsed).To(BeNumerically("<", 3*time.Second), "the straggler died of SIGTERM, the grace period did not run out:\n"+stderr)
 	})
 
-	it("ends the program's process group when there is no /proc to find its descendants in, as a child subreaper", func() {
+	it("ends the program's process group when no proc file system shows its descendants, as a child subreaper", func() {
 		note := filepath.Join(dir, "note")
 		code, elapsed, stderr := inNamespace([]string{"--mount"}, "umount -l /proc", nil,
 			[]string{"NOTE=" + note, "BPL_INIT_LOG_LEVEL=info", "BPL_INIT_GRACE_PERIOD=5s"}, straggler)
