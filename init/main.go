@@ -64,7 +64,7 @@ func run(args []string) int {
 		log.Error(err.Error())
 		return err.(*program.Error).Code
 	}
-	env := syscall.Environ()
+	env := program.Environ()
 
 	if !cfg.Enabled {
 		log.Info("disabled by BPL_INIT_ENABLED=false, executing ", path, " directly")

@@ -96,4 +96,29 @@ func testPassthrough(t *testing.T, context spec.G, it spec.S) {
 		out := through(asChild, helperBin, "dump")
 		Expect(strings.Count(out, `env="BPL_INIT_LOG_LEVEL=error"`)).To(Equal(1))
 	})
+
+	it("passes the environment block through exactly: duplicate names, empty entries, entries without '='", func() {
+		// As execve(2) passes it: a shell reads the last A, getenv(3) the first.
+		env := []string{"A=1", "", "NOEQ", "PATH=/usr/bin:/bin", "A=2", "BPL_INIT_LOG_LEVEL=error", "A=3", "=x", "PATH=/nowhere"}
+		exact := func(prefix []string, program ...string) string {
+			argv := append(append(append(append([]string{helperBin, "exactenv"}, env...), "--"), prefix...), program...)
+			out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+			Expect(err).NotTo(HaveOccurred(), string(out))
+			return string(out)
+		}
+		block := []string{"/bin/cat", "/proc/self/environ"}
+		shell := []string{"/bin/bash", "-c", `echo "A=$A"`}
+		Expect(exact(nil, block...)).To(Equal(strings.Join(env, "\x00") + "\x00"))
+		Expect(exact(nil, shell...)).To(Equal("A=3\n"))
+
+		unshare, err := exec.LookPath("unshare")
+		Expect(err).NotTo(HaveOccurred())
+		for name, prefix := range map[string][]string{
+			"as a child subreaper": initArgv(),
+			"as PID 1":             append([]string{unshare, "--pid", "--fork", "--mount-proc"}, initArgv()...),
+		} {
+			Expect(exact(prefix, block...)).To(Equal(strings.Join(env, "\x00")+"\x00"), name)
+			Expect(exact(prefix, shell...)).To(Equal("A=3\n"), name)
+		}
+	})
 }

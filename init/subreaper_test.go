@@ -95,4 +95,45 @@ exit $code`,
 		Expect(code).To(Equal(0), out.String())
 		Expect(out.String()).To(ContainSubstring("outsider S\n"), "the outsider was not signalled")
 	})
+
+	// inNamespace runs the init as a child subreaper under a shell that is
+	// PID 1 of a new PID namespace, after setup (shell words), so that what
+	// the init leaves dies with the namespace, and returns how it ended.
+	inNamespace := func(unshare []string, setup string, prefix []string, env []string, program string) (int, time.Duration, string) {
+		argv := append(append(append(append([]string{"unshare", "--pid", "--fork", "--kill-child"}, unshare...),
+			"sh", "-c", setup+`; "$@"; exit $?`, "sh"), prefix...), initArgv()...)
+		cmd := exec.Command(argv[0], append(argv[1:], "sh", "-c", program)...)
+		cmd.Env = append(os.Environ(), env...)
+		var stderr syncBuffer
+		cmd.Stderr = &stderr
+		Expect(cmd.Start()).To(Succeed())
+		code, elapsed := waitAtMost(t, cmd, 20*time.Second)
+		return code, elapsed, stderr.String()
+	}
+	// straggler outlives the program, notes in $NOTE that SIGTERM came,
+	// then exits.
+	const straggler = `sh -c 'trap "echo TERM > \"\$NOTE\"; exit 0" TERM; while :; do sleep 0.05; done' & sleep 0.3; exit 3`
+
+	it("signals its descendants with kill(2) when a seccomp profile refuses pidfd_send_signal with EPERM", func() {
+		note := filepath.Join(dir, "note")
+		code, elapsed, stderr := inNamespace([]string{"--mount-proc"}, ":", []string{helperBin, "nopidfdsignal"},
+			[]string{"NOTE=" + note, "BPL_INIT_LOG_LEVEL=info", "BPL_INIT_GRACE_PERIOD=5s"}, straggler)
+		Expect(code).To(Equal(3), stderr)
+		Expect(stderr).To(ContainSubstring("(init is a child subreaper)"))
+		Expect(stderr).To(MatchRegexp(`\[init\] sent SIGTERM to the init's [1-9]\d* remaining descendants\n`))
+		Expect(stderr).NotTo(ContainSubstring("another user's"))
+		Expect(readFile(note)).To(Equal("TERM\n"), stderr)
+		Expect(elapsed).To(BeNumerically("<", 3*time.Second), "the straggler died of SIGTERM, the grace period did not run out:\n"+stderr)
+	})
+
+	it("ends the program's process group when no proc file system shows its descendants, as a child subreaper", func() {
+		note := filepath.Join(dir, "note")
+		code, elapsed, stderr := inNamespace([]string{"--mount"}, "umount -l /proc", nil,
+			[]string{"NOTE=" + note, "BPL_INIT_LOG_LEVEL=info", "BPL_INIT_GRACE_PERIOD=5s"}, straggler)
+		Expect(code).To(Equal(3), stderr)
+		Expect(stderr).To(ContainSubstring("(init is a child subreaper)"))
+		Expect(stderr).To(ContainSubstring("[init] sent SIGTERM to the program's process group (no /proc to find the init's descendants in)\n"))
+		Expect(readFile(note)).To(Equal("TERM\n"), stderr)
+		Expect(elapsed).To(BeNumerically("<", 3*time.Second), "the straggler died of SIGTERM, the grace period did not run out:\n"+stderr)
+	})
 }

@@ -80,7 +80,10 @@ qemu_skip=(
   makes_itself_a_child_subreaper_when_it_is_not_PID_1   # PR_SET_CHILD_SUBREAPER: EINVAL under qemu
   sends_stragglers_SIGTERM,_then_SIGKILL_after_the_grace_period,_as_a_child_subreaper
   exits_at_once_when_all_that_remains_is_a_root_process_it_may_not_signal,_as_a_child_subreaper
+  signals_its_descendants_with_kill.2._when_a_seccomp_profile_refuses  # the init is no subreaper under qemu
+  ends_the_program.s_process_group_when_no_proc_file_system            # the init is no subreaper under qemu
   passes_argv,_env,_cwd_and_fd_3_through_unchanged      # qemu reverses the environment's order
+  passes_the_environment_block_through_exactly          # qemu reverses the environment's order
   passes_ignored_signals_and_the_signal_mask_through_unchanged  # qemu drops SIG_IGN of SIGHUP, SIGINT
   gives_the_terminal_back_to_its_own_group_when_its_program_cannot_be_executed  # a failed execve hangs
 )

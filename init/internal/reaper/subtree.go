@@ -8,22 +8,26 @@ import (
 
 // SignalSubtree sends sig to every process of the init's subtree and returns
 // how many processes could be signalled and how many refused (EPERM: a
-// process of another user).
+// process of another user); without count, as PID 1, it counts nothing.
 //
 // As PID 1 of a PID namespace every other process of the namespace is in its
-// care: kill(-1) reaches all of them but the init itself, including those
-// forked meanwhile, and silently skips those the init may not signal, which
-// are then counted from /proc.
+// care: kill(-1) reaches all of them but the init itself, and silently skips
+// those the init may not signal, which are then counted from /proc (with
+// count). The kernel makes kill(-1) atomic with respect to fork(2): a process
+// forking meanwhile either is reached with its child or fails to fork.
 //
 // Otherwise the init is a child subreaper (or could not become one) and
 // signals only its descendants, found by walking parent pids in /proc. Each
-// one is pinned before any is signalled, so that a process that exits and
-// whose pid is reused in between is never signalled in its place: the
-// process is opened as /proc/<pid>, its parent is read through that handle
-// and must be the pinned parent, still there, and the signal is sent through
-// the handle with pidfd_send_signal(2).
-func SignalSubtree(sig unix.Signal, pid1 bool) (sent, refused int) {
-	count := func(err error) {
+// one is pinned before any is signalled (see pinDescendants), so that a
+// process that exits and whose pid is reused in between is never signalled
+// in its place: the signal is sent through the pin with pidfd_send_signal(2). Where that call is refused (Linux
+// before 5.1 answers ENOSYS; a seccomp profile that does not know it, ENOSYS
+// or EPERM), the signal goes by pid with kill(2), if the pinned process has
+// not been reaped: a process of another user then still refuses (EPERM).
+// Without /proc,
+// nothing is signalled (see FindsDescendants).
+func SignalSubtree(sig unix.Signal, pid1, count bool) (sent, refused int) {
+	tally := func(err error) {
 		switch err {
 		case nil:
 			sent++
@@ -33,12 +37,12 @@ func SignalSubtree(sig unix.Signal, pid1 bool) (sent, refused int) {
 	}
 	if pid1 {
 		unix.Kill(-1, sig)
-		if procSelf() != 1 {
+		if !count || procSelf() != 1 {
 			return 0, 0 // /proc shows another PID namespace
 		}
 		for _, pid := range processes() {
 			if pid != 1 {
-				count(unix.Kill(pid, 0))
+				tally(unix.Kill(pid, 0))
 			}
 		}
 		return sent, refused
@@ -46,14 +50,18 @@ func SignalSubtree(sig unix.Signal, pid1 bool) (sent, refused int) {
 	pinned := pinDescendants()
 	for _, p := range pinned {
 		err := unix.PidfdSendSignal(p.fd, sig, nil, 0)
-		if err == unix.ENOSYS { // Linux before 5.1: the check above is all there is
+		if (err == unix.ENOSYS || err == unix.EPERM) && alive(p.fd) {
 			err = unix.Kill(p.pid, sig)
 		}
-		count(err)
+		tally(err)
 	}
 	closeAll(pinned)
 	return sent, refused
 }
+
+// FindsDescendants reports whether SignalSubtree can find the init's
+// descendants when the init is not PID 1: whether /proc shows the init.
+func FindsDescendants() bool { return procSelf() != 0 }
 
 // Descendants returns the pids of every process below the init, read from
 // /proc. A process that exits while /proc is read may be missing.

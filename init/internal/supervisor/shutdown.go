@@ -10,109 +10,144 @@ import (
 	"github.com/pid1-buildpacks/init/init/internal/signals"
 )
 
-// killWait is how long, after SIGKILL, the init waits for the processes that
-// remain to be gone before it exits and leaves what is still there: to the
+// killWait is how long, after the grace period, the init waits for the
+// processes that remain after SIGKILL to be gone before it exits and leaves what is still there: to the
 // kernel, which kills every process of a PID namespace when its PID 1 exits,
 // or, as a subreaper, to the reaper above the init. Processes of another user
 // (EPERM) and processes that do not die of SIGKILL (stuck in the kernel)
-// remain. With the logger's flush (see main) this bounds the init's exit to
-// the grace period plus 1.5 s after the program has exited.
+// remain. Both count from the program's exit (however long the sweeps take
+// under load): with the logger's flush (see main) the init exits at the
+// latest the grace period plus 1.5 s after the program has exited.
 const killWait = time.Second
 
-// killRetry is how often the subtree is swept with SIGKILL again during
-// killWait, to catch processes forked in between.
-const killRetry = 100 * time.Millisecond
+// recheck is how often, during the grace period, the init checks whether all
+// that remains is processes it may not signal.
+const recheck = 100 * time.Millisecond
+
+// pollMax is the longest the init sleeps, while it waits, between two rounds
+// of reaping what has exited (and, after SIGKILL, of sweeping the subtree
+// with SIGKILL again, to catch what was forked in between). The first sleeps
+// are shorter, from 1 ms doubling, so that a subtree that ends at once is not
+// kept waiting.
+const pollMax = 20 * time.Millisecond
 
 // endSubtree ends what the program left behind: the processes that remain
 // get SIGTERM and SIGCONT and up to the grace period to exit, then SIGKILL
 // and up to killWait. It returns when nothing remains or when that time has
 // passed, and then says, once, what remains and why. As soon as all that
-// remains is processes the init may not signal, it returns too.
+// remains is processes the init may not signal, it returns too. With no
+// grace period, SIGKILL comes at once.
+//
+// It runs in the main goroutine, which reaps meanwhile: no goroutine, timer
+// callback or thread is added, so that it also ends a fork bomb that keeps
+// the pids limit reached, where the Go runtime could not start a thread.
 func (s *Supervisor) endSubtree() {
+	graceEnd := monotonic() + s.Config.GracePeriod
 	if s.gone() {
 		return
 	}
-	// SIGCONT after SIGTERM, as systemd does: a stopped process would
-	// otherwise only see the SIGTERM when SIGKILL ends it.
-	sent, refused := s.signalSubtree(unix.SIGTERM, true)
-	s.signalSubtree(unix.SIGCONT, false)
-	var unreachable func() bool
-	if refused > 0 && s.subreaper {
-		// Processes of another user were not told to stop: waiting for
-		// them would only delay the exit that ends them, as the program's
-		// exit would have without the init.
-		unreachable = s.onlyUnsignallable
-		if sent == 0 {
-			s.reportLeftovers()
-			return
-		}
-	}
-	s.Log.Info("waiting up to ", duration(s.Config.GracePeriod), " for the remaining processes")
-	if s.settle(s.Config.GracePeriod, nil, unreachable) {
+	if s.Config.GracePeriod > 0 && !s.terminate(graceEnd) {
 		return
 	}
-	if unreachable != nil && unreachable() {
-		s.reportLeftovers()
-		return
-	}
-	s.signalSubtree(unix.SIGKILL, true)
-	if s.settle(killWait, func() { s.signalSubtree(unix.SIGKILL, false) }, nil) {
+	_, refused := s.signalSubtree(unix.SIGKILL, true)
+	if s.settle(graceEnd+killWait, unix.SIGKILL, s.unreachable(refused)) {
 		return
 	}
 	s.reportLeftovers()
+}
+
+// terminate sends SIGTERM and SIGCONT and waits until graceEnd, and reports
+// whether SIGKILL has to follow; when it does not, it has said why.
+func (s *Supervisor) terminate(graceEnd time.Duration) bool {
+	// SIGCONT after SIGTERM, as systemd does: a stopped process would
+	// otherwise only see the SIGTERM when SIGKILL ends it.
+	sent, refused := s.signalSubtree(unix.SIGTERM, true)
+	s.sweep(unix.SIGCONT)
+	unreachable := s.unreachable(refused)
+	if unreachable != nil && sent == 0 {
+		s.reportLeftovers()
+		return false
+	}
+	s.Log.Info("waiting up to ", duration(s.Config.GracePeriod), " for the remaining processes")
+	if s.settle(graceEnd, 0, unreachable) {
+		return false
+	}
+	if unreachable != nil && unreachable() {
+		s.reportLeftovers()
+		return false
+	}
+	return true
+}
+
+// unreachable returns, when some processes refused a signal (refused) and
+// the init is a subreaper, onlyUnsignallable; otherwise nil. Processes of
+// another user were not told to stop: waiting for them would only delay the
+// exit that ends them, as the program's exit would have without the init.
+func (s *Supervisor) unreachable(refused int) func() bool {
+	if refused > 0 && s.subreaper {
+		return s.onlyUnsignallable
+	}
+	return nil
 }
 
 // onlyUnsignallable reports whether all that remains of the subtree is
 // processes the init may not signal.
 func (s *Supervisor) onlyUnsignallable() bool {
 	s.mu.Lock()
-	sent, refused := reaper.SignalSubtree(0, s.pid1)
+	sent, refused := reaper.SignalSubtree(0, s.pid1, true)
 	s.mu.Unlock()
 	return sent == 0 && refused > 0
 }
 
-// gone reports whether nothing of the subtree remains: the init has no child
-// left and, when it is no subreaper, the program's process group is empty
-// (its orphans are no longer the init's children).
+// gone reaps what has exited and reports whether nothing of the subtree
+// remains: the init has no child left and, when it is no subreaper, the
+// program's process group is empty (its orphans are no longer the init's
+// children).
 func (s *Supervisor) gone() bool {
-	select {
-	case <-s.none:
-	default:
+	if _, _, remaining := s.reapExited(0); remaining {
 		return false
 	}
 	return s.subreaper || unix.Kill(-s.child, 0) == unix.ESRCH
 }
 
-// settle waits up to d for the subtree to be gone and reports whether it is;
-// with unreachable, it stops waiting, reporting false, as soon as that is
-// true. With tick or unreachable, or when the init has to look for the
-// program's process group, it wakes every killRetry (calling tick);
-// otherwise it sleeps until the last child is reaped.
-func (s *Supervisor) settle(d time.Duration, tick func(), unreachable func() bool) bool {
-	expired := after(d)
-	none := s.none
+// settle waits until deadline (see monotonic) for the subtree to be gone
+// and reports whether it is,
+// reaping as it goes. Between two rounds it sleeps (see pollMax); each round
+// sends the signal sweep (unless 0) to the subtree again and, every recheck,
+// calls unreachable: when that is true, settle stops waiting and reports
+// false.
+func (s *Supervisor) settle(deadline time.Duration, sweep unix.Signal, unreachable func() bool) bool {
+	checked := monotonic()
+	pause := time.Millisecond
 	for {
-		var retry <-chan struct{}
-		if tick != nil || unreachable != nil || !s.subreaper {
-			retry = after(killRetry)
-		}
-		select {
-		case <-none:
-			none = nil // closed: from now on, only the timers wake
-		case <-retry:
-		case <-expired:
-			return s.gone()
-		}
 		if s.gone() {
 			return true
 		}
-		if unreachable != nil && unreachable() {
+		now := monotonic()
+		left := deadline - now
+		if left <= 0 {
 			return false
 		}
-		if tick != nil {
-			tick()
+		if unreachable != nil && now-checked >= recheck {
+			if unreachable() {
+				return false
+			}
+			checked = now
 		}
+		if sweep != 0 {
+			s.sweep(sweep)
+		}
+		time.Sleep(min(pause, left))
+		pause = min(2*pause, pollMax)
 	}
+}
+
+// monotonic reads CLOCK_MONOTONIC. (time.Now would link wall-clock time and
+// its methods into the binary, some 8 KB.)
+func monotonic() time.Duration {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return time.Duration(ts.Nano())
 }
 
 // duration writes d in whole seconds (5s) or milliseconds (1500ms).
@@ -124,34 +159,47 @@ func duration(d time.Duration) string {
 	return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
 }
 
-// after returns a channel closed when d has passed. (time.AfterFunc rather
-// than time.After: a Timer's channel of time.Time would link time
-// formatting and time zones into the binary.)
-func after(d time.Duration) <-chan struct{} {
-	c := make(chan struct{})
-	time.AfterFunc(d, func() { close(c) })
-	return c
-}
-
-// signalSubtree sends sig to what remains of the subtree and, with say, says
-// so. When the init is no subreaper, the program's process group gets it
-// too: the program's orphans are no longer the init's descendants.
+// signalSubtree sends sig to what remains of the subtree, counts what it
+// reached and what refused (see reaper.SignalSubtree) and, with say, says so.
 func (s *Supervisor) signalSubtree(sig unix.Signal, say bool) (sent, refused int) {
-	s.mu.Lock()
-	sent, refused = reaper.SignalSubtree(sig, s.pid1)
-	if !s.subreaper {
-		unix.Kill(-s.child, sig)
-	}
-	s.mu.Unlock()
+	sent, refused = s.signal(sig, true)
 	if !say || !s.Log.InfoEnabled() {
 		return sent, refused
 	}
-	if s.pid1 {
-		s.Log.Info("sent ", signals.Name(sig), " to every other process of the PID namespace")
-	} else {
-		s.Log.Info("sent ", signals.Name(sig), " to the init's ", strconv.Itoa(sent), " remaining descendants")
+	to := "every other process of the PID namespace"
+	if s.blind() {
+		to = "the program's process group (no /proc to find the init's descendants in)"
+	} else if !s.pid1 {
+		to = "the init's " + strconv.Itoa(sent) + " remaining descendants"
 	}
+	s.Log.Info("sent ", signals.Name(sig), " to ", to)
 	return sent, refused
+}
+
+// sweep is signalSubtree without counting or saying anything: as PID 1, a
+// single kill(-1). The init sweeps while a fork bomb may take every CPU: a
+// sweep that fits in one time slice ends it sooner.
+func (s *Supervisor) sweep(sig unix.Signal) { s.signal(sig, false) }
+
+// signal sends sig to what remains of the subtree. When the init is no
+// subreaper, or is one without a /proc to find its descendants in, the
+// program's process group gets it too: there the program's orphans are,
+// unless they left it.
+func (s *Supervisor) signal(sig unix.Signal, count bool) (sent, refused int) {
+	blind := s.blind()
+	s.mu.Lock()
+	sent, refused = reaper.SignalSubtree(sig, s.pid1, count)
+	if !s.subreaper || blind {
+		unix.Kill(-s.child, sig)
+	}
+	s.mu.Unlock()
+	return sent, refused
+}
+
+// blind reports whether the init is a subreaper that cannot find its
+// descendants: there is no /proc that shows it.
+func (s *Supervisor) blind() bool {
+	return s.subreaper && !s.pid1 && !reaper.FindsDescendants()
 }
 
 // reportLeftovers says, once, how many processes remain after SIGKILL and
@@ -161,13 +209,15 @@ func (s *Supervisor) reportLeftovers() {
 		return
 	}
 	sent, refused := s.signalSubtree(unix.SIGKILL, false)
-	msg := "exiting with " + strconv.Itoa(sent+refused) + " processes left: " +
+	what := strconv.Itoa(sent+refused) + " processes left: " +
 		strconv.Itoa(refused) + " the init may not signal (EPERM: another user's), " +
-		strconv.Itoa(sent) + " still there after SIGKILL; "
-	if s.pid1 {
-		msg += "the kernel kills them when the init exits"
-	} else {
-		msg += "leaving them to the reaper above the init"
+		strconv.Itoa(sent) + " still there after SIGKILL"
+	if s.blind() {
+		what = "children left that it cannot find without /proc"
 	}
-	s.Log.Info(msg)
+	where := "the kernel kills them when the init exits"
+	if !s.pid1 {
+		where = "leaving them to the reaper above the init"
+	}
+	s.Log.Info("exiting with ", what, "; ", where)
 }

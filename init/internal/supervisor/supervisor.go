@@ -3,12 +3,12 @@
 // the rest of the subtree and reports the program's exit code.
 //
 // Goroutines share the work. The main one starts the program and owns every
-// wait until the program has exited: it blocks in waitid(2) until a child
-// has exited and reaps. Another forwards what os/signal delivers. When
-// children remain after the program, a third takes over reaping them while
-// the main one ends them (shutdown.go). A mutex, held while reaping and while
-// signalling, keeps a reaped pid from being signalled after the kernel could
-// reuse it; nothing is logged while it is held.
+// wait: until the program has exited it blocks in waitid(2) until a child
+// has exited and reaps; then it ends what remains and reaps it as it goes
+// (shutdown.go). Another forwards what os/signal delivers. A mutex, held
+// while reaping and while signalling, keeps a reaped pid from being
+// signalled after the kernel could reuse it; nothing is logged while it is
+// held.
 package supervisor
 
 import (
@@ -43,7 +43,6 @@ type Supervisor struct {
 	child     int
 	sameGroup bool // the program runs in the init's process group (see terminal.go)
 	signals   chan os.Signal
-	none      chan struct{} // closed when the program has exited and no child is left
 
 	mu     sync.Mutex // held while reaping and while signalling
 	exited bool       // the program has been reaped; guarded by mu
@@ -91,7 +90,6 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 		return perr.Code
 	}
 	s.child = pid
-	s.none = make(chan struct{})
 	go s.forwardSignals()
 	if subreaperErr != nil {
 		s.Log.Error("warning: not a child subreaper (", subreaperErr.Error(), "): orphans of the program's ",
@@ -127,45 +125,31 @@ func (s *Supervisor) release() {
 }
 
 // waitProgram reaps children as they exit until the program is among them,
-// and returns its wait status. When children remain, a goroutine goes on
-// reaping them (reapRest); otherwise s.none is closed.
+// and returns its wait status.
 func (s *Supervisor) waitProgram() unix.WaitStatus {
 	for {
-		status, exited, remaining := s.reap()
-		if !exited {
-			continue
-		}
-		if remaining {
-			go s.reapRest()
-		} else {
-			close(s.none)
-		}
-		return status
-	}
-}
-
-// reapRest reaps the children left after the program, and closes s.none
-// when none is left.
-func (s *Supervisor) reapRest() {
-	for {
-		if _, _, remaining := s.reap(); !remaining {
-			close(s.none)
-			return
+		if status, exited, _ := s.reap(); exited {
+			return status
 		}
 	}
 }
 
-// reap waits until a child exits and reaps every child that has, the
-// program's wait status among them when exited. Only one goroutine at a
-// time reaps: the main one until the program has exited, then reapRest.
-// When the program runs in the init's group, the init stops when the
-// program stops (see terminal.go).
+// reap waits until a child exits and reaps every child that has (see
+// reapExited).
 func (s *Supervisor) reap() (status unix.WaitStatus, exited, remaining bool) {
 	options := 0
 	if s.sameGroup {
 		options = unix.WUNTRACED
 	}
 	waitChild(options)
+	return s.reapExited(options)
+}
+
+// reapExited reaps, without waiting, every child that has exited, the
+// program's wait status among them when exited, and reports whether children
+// remain. With unix.WUNTRACED (the program runs in the init's group), the
+// init stops when the program stops (see terminal.go).
+func (s *Supervisor) reapExited(options int) (status unix.WaitStatus, exited, remaining bool) {
 	var pids []int
 	var statuses []unix.WaitStatus
 	var stopped unix.Signal

@@ -19,6 +19,15 @@
 //	testhelper nosubreaper PROG ARG...
 //	                           make prctl(PR_SET_CHILD_SUBREAPER) fail with
 //	                           EINVAL, as qemu-user does, then exec
+//	testhelper nopidfdsignal PROG ARG...
+//	                           make pidfd_send_signal(2) fail with EPERM,
+//	                           as some seccomp profiles do, then exec
+//	testhelper forkbomb        ignore SIGTERM and fork in a loop, as every
+//	                           child does too; run it only in a pids cgroup
+//	testhelper exactenv ENTRY... -- PROG ARG...
+//	                           exec PROG (a path) with exactly these
+//	                           environment entries, duplicates and empty ones
+//	                           included
 package main
 
 import (
@@ -60,6 +69,12 @@ func main() {
 		root(os.Args[2:])
 	case "nosubreaper":
 		nosubreaper(os.Args[2:])
+	case "nopidfdsignal":
+		nopidfdsignal(os.Args[2:])
+	case "forkbomb":
+		forkbomb()
+	case "exactenv":
+		exactenv(os.Args[2:])
 	default:
 		fail("unknown mode " + os.Args[1])
 	}
@@ -246,9 +261,26 @@ func root(argv []string) {
 	execute(argv)
 }
 
-// nosubreaper installs a seccomp filter, kept across exec and inherited by
-// children, that fails prctl(PR_SET_CHILD_SUBREAPER, ...) with EINVAL.
+// nosubreaper makes prctl(PR_SET_CHILD_SUBREAPER, ...) fail with EINVAL.
 func nosubreaper(argv []string) {
+	deny(unix.SYS_PRCTL, unix.PR_SET_CHILD_SUBREAPER, unix.EINVAL)
+	execute(argv)
+}
+
+// nopidfdsignal makes pidfd_send_signal(2) fail with EPERM, as a seccomp
+// profile that does not allow it does.
+func nopidfdsignal(argv []string) {
+	deny(unix.SYS_PIDFD_SEND_SIGNAL, anyArgument, unix.EPERM)
+	execute(argv)
+}
+
+// anyArgument makes deny refuse a system call whatever its arguments.
+const anyArgument = -1
+
+// deny installs a seccomp filter, kept across exec and inherited by
+// children, that fails the system call nr with errno when its first argument
+// is arg0 (or whatever it is, with anyArgument).
+func deny(nr uint32, arg0 int64, errno unix.Errno) {
 	const (
 		load  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 		equal = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
@@ -258,18 +290,24 @@ func nosubreaper(argv []string) {
 	// first argument at 16 (little endian).
 	filter := []unix.SockFilter{
 		{Code: load, K: 0},
-		{Code: equal, Jt: 0, Jf: 3, K: unix.SYS_PRCTL},
+		{Code: equal, Jt: 0, Jf: 3, K: nr},
 		{Code: load, K: 16},
-		{Code: equal, Jt: 0, Jf: 1, K: unix.PR_SET_CHILD_SUBREAPER},
-		{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EINVAL)},
-		{Code: ret, K: unix.SECCOMP_RET_ALLOW},
+		{Code: equal, Jt: 0, Jf: 1, K: uint32(arg0)},
 	}
+	if arg0 == anyArgument {
+		filter = []unix.SockFilter{
+			{Code: load, K: 0},
+			{Code: equal, Jt: 0, Jf: 1, K: nr},
+		}
+	}
+	filter = append(filter,
+		unix.SockFilter{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(errno)},
+		unix.SockFilter{Code: ret, K: unix.SECCOMP_RET_ALLOW})
 	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
 	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
 		unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog))); errno != 0 {
 		fail("unable to install the seccomp filter: " + errno.Error())
 	}
-	execute(argv)
 }
 
 // execute execs argv, found on PATH.
@@ -280,5 +318,34 @@ func execute(argv []string) {
 	}
 	if err := unix.Exec(path, argv, os.Environ()); err != nil {
 		fail(err.Error())
+	}
+}
+
+// exactenv execs the program after "--" with the entries before it as its
+// whole environment (os/exec would drop duplicate names).
+func exactenv(args []string) {
+	for i, arg := range args {
+		if arg == "--" && i+1 < len(args) {
+			argv := args[i+1:]
+			fail(unix.Exec(argv[0], argv, args[:i]).Error())
+		}
+	}
+	fail("usage: testhelper exactenv ENTRY... -- PROG ARG...")
+}
+
+// forkbomb ignores SIGTERM and forks in a loop, retrying at once when fork
+// fails, and so does every child: each is a copy of this thread alone,
+// running this loop, which makes raw system calls only and never enters the
+// Go runtime again. Like an application's, each copy has memory of its own
+// (32 MiB, shared until written), which makes every fork, also a refused
+// one, copy its page tables.
+func forkbomb() {
+	signal.Ignore(unix.SIGTERM)
+	ballast := make([]byte, 32<<20)
+	for i := 0; i < len(ballast); i += os.Getpagesize() {
+		ballast[i] = 1
+	}
+	for {
+		unix.RawSyscall(unix.SYS_CLONE, uintptr(unix.SIGCHLD), 0, 0)
 	}
 }
