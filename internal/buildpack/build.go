@@ -99,6 +99,7 @@ func (b Build) wrapProcesses(layersDir, ownID, appDir, initLayer string, cfg con
 	}
 
 	initPath := initlayer.BinaryPath(initLayer)
+	image := rewrite.Image{LayersDir: filepath.Dir(filepath.Clean(layersDir)), AppDir: appDir, Group: collection.Group}
 	defined := map[string]bool{}
 	var wrapped []libcnb.Process
 	for _, p := range merged.Processes {
@@ -120,7 +121,7 @@ func (b Build) wrapProcesses(layersDir, ownID, appDir, initLayer string, cfg con
 			continue
 		}
 
-		w := rewrite.Wrap(p, initPath, collection.Group, p.Type == merged.DefaultType)
+		w := rewrite.Wrap(p, initPath, image, p.Type == merged.DefaultType)
 		after := formatArgv(append(append([]string{}, w.Command...), w.Arguments...))
 		b.Logger.Bodyf("%s: %s", p.Type, before)
 		b.Logger.Bodyf("%s  becomes %s", strings.Repeat(" ", len(p.Type)), after)

@@ -87,7 +87,7 @@ func testBuild(t *testing.T, context spec.G, it spec.S) {
 			{Type: "cli", Command: []string{w.initPath, "--", "node", "cli.js"}, Args: []string{"--help"}},
 			{Type: "legacy", Command: []string{w.initPath, "--", "/workspace/run"}},
 			{Type: "task", Command: []string{w.initPath, "--", "/bin/bash", "-c",
-				rewrite.ShellScript("task", "", []string{"bp/api07", "bp/api08", "bp/api09", "bp/api010", "bp/tini", ownID}), "/cnb/process/task", "echo $HOME"}},
+				rewrite.ShellScript("task", "", rewrite.Image{LayersDir: w.layersRoot, AppDir: w.appDir(), Group: []string{"bp/api07", "bp/api08", "bp/api09", "bp/api010", "bp/tini", ownID}}), "/cnb/process/task", "echo $HOME"}},
 			{Type: "web", Command: []string{w.initPath, "--", "java"}, Args: []string{"-jar", "app.jar"}, WorkingDirectory: "/workspace/sub"},
 			{Type: "worker", Command: []string{w.initPath, "--", "python", "worker.py", "--queue", "default"},
 				WorkingDirectory: "/workspace/jobs", Default: true},
@@ -143,7 +143,7 @@ func testBuild(t *testing.T, context spec.G, it spec.S) {
 		Expect(exit.err).NotTo(HaveOccurred())
 		processes, _ := w.processes()
 		Expect(processes).To(Equal([]writtenProcess{{Type: "task", Command: []string{w.initPath, "--", "/bin/bash", "-c",
-			rewrite.ShellScript("task", "$HOME/src", []string{"a/one", "b/two", ownID, "c/later"}), "/cnb/process/task", "make"}}}))
+			rewrite.ShellScript("task", "$HOME/src", rewrite.Image{LayersDir: w.layersRoot, AppDir: w.appDir(), Group: []string{"a/one", "b/two", ownID, "c/later"}}), "/cnb/process/task", "make"}}}))
 	})
 
 	it("reuses the layer on a second build with the same init, and writes the same launch.toml", func() {
