@@ -26,7 +26,9 @@ const CallerPrefix = "/cnb/process/"
 func ShellScript(processType, workingDir string, image Image) string {
 	var s strings.Builder
 	s.WriteString(shellScriptMark)
-	s.WriteString(`LC_ALL=C; shopt -s nullglob dotglob; `)
+	// Options and variables a bash imports from the environment (SHELLOPTS, BASHOPTS, GLOBSORT)
+	// must not change what the subshell lists: the launcher lists with Go.
+	s.WriteString(`LC_ALL=C; set +f; shopt -u failglob; unset GLOBSORT; shopt -s nullglob dotglob; `)
 	s.WriteString(`t=` + quote(processType) + `; w=` + quote(workingDir) + `; `)
 	s.WriteString(`a=` + quote(image.AppDir) + `; l=` + quote(strings.TrimSuffix(image.LayersDir, "/")) + `; `)
 	s.WriteString(`for b in`)

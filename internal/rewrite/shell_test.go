@@ -175,6 +175,8 @@ func testProfiles(t *testing.T, context spec.G, it spec.S) {
 		args, user []string
 		workingDir string
 		noProfile  bool
+		// env is added to the process's environment.
+		env []string
 		// broken makes a profile fail and another unreadable.
 		broken bool
 		// order is the profiles the launcher sources, by name; want are strings its output must
@@ -195,6 +197,10 @@ func testProfiles(t *testing.T, context spec.G, it spec.S) {
 		{name: "a working-dir through a symbolic link: PWD is the logical path", typ: "web", command: show, workingDir: "$APP/linked", want: []string{"/workspace/linked\n", "OLDPWD=/\n"}},
 		{name: "a working-dir that does not exist: bash carries on where the profiles left it", typ: "web", command: show, workingDir: "/does/not/exist", want: []string{"PWD=/\n"}},
 		{name: "no .profile", typ: "web", command: show, noProfile: true},
+		{name: "failglob imported from BASHOPTS", typ: "web", command: show, env: []string{"BASHOPTS=failglob"},
+			order: []string{"zz-early.sh", "Z.sh", "a.sh", ".hidden.sh", "10-b.sh", "20-b.sh", "30-l", "05-web.sh", ".profile"}},
+		{name: "noglob imported from SHELLOPTS", typ: "web", command: show, env: []string{"SHELLOPTS=noglob"},
+			order: []string{"zz-early.sh", "Z.sh", "a.sh", ".hidden.sh", "10-b.sh", "20-b.sh", "30-l", "05-web.sh", ".profile"}},
 	} {
 		tc := tc
 		it("sources the profiles and changes directory as the launcher did: "+tc.name, func() {
@@ -208,7 +214,7 @@ func testProfiles(t *testing.T, context spec.G, it spec.S) {
 			}
 			// The launcher reads CNB_LAYERS_DIR and CNB_APP_DIR and leaves them out of the process's
 			// environment (lifecycle env/launch.go LaunchEnvExcludelist): the script never sees them.
-			env := []string{"APP=" + tree.app}
+			env := append([]string{"APP=" + tree.app}, tc.env...)
 			p := launch.Process{Type: tc.typ, Command: []string{tc.command}, Args: tc.args, WorkingDirectory: tc.workingDir, Legacy: true, API: "0.8"}
 
 			dir := tc.workingDir
