@@ -113,7 +113,7 @@ func (b Build) wrapProcesses(layersDir, ownID, appDir, initLayer string, cfg con
 			b.warn(fmt.Sprintf("process type %q has exec-env %v, which Buildpack API 0.10 cannot declare: left as is", p.Type, p.ExecEnv))
 			continue
 		case len(p.Command) == 0:
-			b.warn(fmt.Sprintf("process type %q of %s has an empty command: left as is (the lifecycle accepts it; launching that type fails, with or without the init)", p.Type, p.BuildpackID))
+			b.warn(fmt.Sprintf("process type %q of %s has an empty command: left as is (launching that type fails, with or without the init; below Platform API 0.10 the lifecycle's builder fails on it)", p.Type, p.BuildpackID))
 			continue
 		}
 		if name, ok := rewrite.ExistingInit(p, appDir, initPath, initlayer.FormerBinaryPath(initLayer)); ok {

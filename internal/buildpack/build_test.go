@@ -133,6 +133,7 @@ func testBuild(t *testing.T, context spec.G, it spec.S) {
 		Expect(processes).To(Equal([]writtenProcess{{Type: "web", Command: []string{w.initPath, "--", "w"}}}))
 		Expect(out).To(ContainSubstring(`Warning: process type "empty" of a/one has an empty command: left as is`))
 		Expect(out).To(ContainSubstring(`Warning: process type "missing" of a/one has an empty command: left as is`))
+		Expect(out).To(ContainSubstring("below Platform API 0.10 the lifecycle's builder fails on it"), "lifecycle 0.21.11's launch.Process.WithPlatformAPI panics on it")
 	})
 
 	it("moves a shell process's working-dir into its script, where bash changes to it after the profiles", func() {
