@@ -177,6 +177,9 @@ func testProfiles(t *testing.T, context spec.G, it spec.S) {
 		noProfile  bool
 		// env is added to the process's environment.
 		env []string
+		// extra are more files of the layers tree, by path under its root, each a profile that
+		// records itself.
+		extra []string
 		// broken makes a profile fail and another unreadable.
 		broken bool
 		// order is the profiles the launcher sources, by name; want are strings its output must
@@ -197,6 +200,12 @@ func testProfiles(t *testing.T, context spec.G, it spec.S) {
 		{name: "a working-dir through a symbolic link: PWD is the logical path", typ: "web", command: show, workingDir: "$APP/linked", want: []string{"/workspace/linked\n", "OLDPWD=/\n"}},
 		{name: "a working-dir that does not exist: bash carries on where the profiles left it", typ: "web", command: show, workingDir: "/does/not/exist", want: []string{"PWD=/\n"}},
 		{name: "no .profile", typ: "web", command: show, noProfile: true},
+		{name: "layer and file names with spaces, $, backquotes, newlines, glob characters and bytes above 0x7f", typ: "web", command: show,
+			extra: []string{"layers/samples_early/a layer/profile.d/sp ace.sh", "layers/samples_early/d$HOME/profile.d/$HOME.sh",
+				"layers/samples_early/n\nl/profile.d/n\nl.sh", "layers/samples_early/st*r/profile.d/[ab]?.sh",
+				"layers/samples_early/st*r/profile.d/`echo tick`.sh", "layers/samples_early/\xe9\xff/profile.d/\x80.sh",
+				"layers/samples_early/st*r/profile.d/B.sh", "layers/samples_early/st*r/profile.d/_.sh"},
+			want: []string{"trace=[sp ace.sh $0=", "][zz-early.sh $0=", "][n\nl.sh $0=", "][B.sh $0=", "][[ab]?.sh $0=", "][_.sh $0=", "][\x80.sh $0=", "][Z.sh $0="}},
 		{name: "failglob imported from BASHOPTS", typ: "web", command: show, env: []string{"BASHOPTS=failglob"},
 			order: []string{"zz-early.sh", "Z.sh", "a.sh", ".hidden.sh", "10-b.sh", "20-b.sh", "30-l", "05-web.sh", ".profile"}},
 		{name: "noglob imported from SHELLOPTS", typ: "web", command: show, env: []string{"SHELLOPTS=noglob"},
@@ -207,6 +216,11 @@ func testProfiles(t *testing.T, context spec.G, it spec.S) {
 			tree := newProfileTree(t)
 			if tc.noProfile {
 				Expect(os.Remove(filepath.Join(tree.app, ".profile"))).To(Succeed())
+			}
+			for _, name := range tc.extra {
+				path := filepath.Join(filepath.Dir(tree.layers), name)
+				Expect(os.MkdirAll(filepath.Dir(path), 0o755)).To(Succeed())
+				Expect(os.WriteFile(path, []byte(record), 0o644)).To(Succeed())
 			}
 			if tc.broken {
 				Expect(os.WriteFile(filepath.Join(tree.layers, "samples_profiles/b-layer/profile.d/10-b.sh"), []byte("no-such-command\nreturn 3\n"), 0o644)).To(Succeed())
