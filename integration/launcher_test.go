@@ -22,33 +22,42 @@ const (
 // launcherImages are the images of integration/testdata/app-procfile (a Procfile, an app
 // .profile) built by the Procfile buildpack and samples/profiles (profile.d scripts in two
 // launch layers), without and with the init buildpack (scripts/builders.sh launcher).
-var launcherImages struct {
+var launcherImages, launcherAppImages imagePair
+
+// imagePair is an image built without and with the init, once.
+type imagePair struct {
 	once          sync.Once
 	with, without string
 }
 
 func buildLauncherImages(t *testing.T) (with, without string) {
+	return launcherImages.build(t, "pid1-it/launcher")
+}
+
+// build builds integration/testdata/app-procfile as repository:with and repository:without with
+// the launcher builders and pack's extra arguments, once.
+func (pair *imagePair) build(t *testing.T, repository string, extra ...string) (with, without string) {
 	t.Helper()
-	launcherImages.once.Do(func() {
+	pair.once.Do(func() {
 		for _, builder := range []string{builderLauncherWith, builderLauncherWithout} {
 			if err := exec.Command("docker", "image", "inspect", builder).Run(); err != nil {
 				t.Fatalf("integration prerequisite missing: image %s is not in the daemon (scripts/builders.sh launcher)", builder)
 			}
 		}
 		app := filepath.Join(settings.Root, "integration", "testdata", "app-procfile")
-		for image, builder := range map[string]string{"pid1-it/launcher:with": builderLauncherWith, "pid1-it/launcher:without": builderLauncherWithout} {
-			r := run(t, 5*time.Minute, nil, settings.Pack, "build", image, "--builder", builder, "--path", app,
-				"--pull-policy", "never", "--trust-builder")
+		for image, builder := range map[string]string{repository + ":with": builderLauncherWith, repository + ":without": builderLauncherWithout} {
+			r := run(t, 5*time.Minute, nil, settings.Pack, append([]string{"build", image, "--builder", builder, "--path", app,
+				"--pull-policy", "never", "--trust-builder"}, extra...)...)
 			if r.ExitCode != 0 {
 				t.Fatalf("pack build %s with %s: exit %d\n%s", image, builder, r.ExitCode, r.Output)
 			}
 		}
-		launcherImages.with, launcherImages.without = "pid1-it/launcher:with", "pid1-it/launcher:without"
+		pair.with, pair.without = repository+":with", repository+":without"
 	})
-	if launcherImages.with == "" {
-		t.Fatal("the launcher images could not be built (see the first failure)")
+	if pair.with == "" {
+		t.Fatalf("the images %s could not be built (see the first failure)", repository)
 	}
-	return launcherImages.with, launcherImages.without
+	return pair.with, pair.without
 }
 
 // testLauncher checks that what the launcher did for a process still happens when it starts
@@ -170,6 +179,22 @@ func testLauncher(t *testing.T, context spec.G, it spec.S) {
 			Expect(gotExit).To(Equal(wantExit), "exit code with the init")
 		})
 	}
+
+	it("sources .profile and changes to the app directory of an app built in another one (pack build --workspace /app)", func() {
+		// The launcher reads CNB_APP_DIR and CNB_LAYERS_DIR and leaves them out of the process's
+		// environment: the script has the build's directories written in.
+		appWith, appWithout := launcherAppImages.build(t, "pid1-it/launcher-app", "--workspace", "/app")
+		wantOut, wantErr, wantExit := launch(appWithout, "")
+		t.Logf("without the init: exit %d\nstdout:\n%s\nstderr:\n%s", wantExit, wantOut, wantErr)
+		Expect(wantExit).To(Equal(0))
+		Expect(wantOut).To(ContainSubstring("PWD=/app OLDPWD=/app physical=/app\n"))
+		Expect(wantOut).To(ContainSubstring("FROM_APP_PROFILE=yes\n"))
+		gotOut, gotErr, gotExit := launch(appWith, "")
+		t.Logf("with the init: exit %d\nstdout:\n%s\nstderr:\n%s", gotExit, gotOut, gotErr)
+		Expect(gotOut).To(Equal(wantOut), "stdout with the init")
+		Expect(gotErr).To(Equal(wantErr), "stderr with the init")
+		Expect(gotExit).To(Equal(wantExit), "exit code with the init")
+	})
 
 	it("finds a direct process's relative command from the working directory, as the launcher ended up doing, and exits 127 where the launcher exited 82", func() {
 		show := func(image, typ string) (string, string, int) {

@@ -99,6 +99,7 @@ func (b Build) wrapProcesses(layersDir, ownID, appDir, initLayer string, cfg con
 	}
 
 	initPath := initlayer.BinaryPath(initLayer)
+	image := rewrite.Image{LayersDir: filepath.Dir(filepath.Clean(layersDir)), AppDir: appDir, Group: collection.Group}
 	defined := map[string]bool{}
 	var wrapped []libcnb.Process
 	for _, p := range merged.Processes {
@@ -112,7 +113,7 @@ func (b Build) wrapProcesses(layersDir, ownID, appDir, initLayer string, cfg con
 			b.warn(fmt.Sprintf("process type %q has exec-env %v, which Buildpack API 0.10 cannot declare: left as is", p.Type, p.ExecEnv))
 			continue
 		case len(p.Command) == 0:
-			b.warn(fmt.Sprintf("process type %q of %s has an empty command: left as is (the lifecycle accepts it; launching that type fails, with or without the init)", p.Type, p.BuildpackID))
+			b.warn(fmt.Sprintf("process type %q of %s has an empty command: left as is (launching that type fails, with or without the init; below Platform API 0.10 the lifecycle's builder fails on it)", p.Type, p.BuildpackID))
 			continue
 		}
 		if name, ok := rewrite.ExistingInit(p, appDir, initPath, initlayer.FormerBinaryPath(initLayer)); ok {
@@ -120,7 +121,7 @@ func (b Build) wrapProcesses(layersDir, ownID, appDir, initLayer string, cfg con
 			continue
 		}
 
-		w := rewrite.Wrap(p, initPath, collection.Group, p.Type == merged.DefaultType)
+		w := rewrite.Wrap(p, initPath, image, p.Type == merged.DefaultType)
 		after := formatArgv(append(append([]string{}, w.Command...), w.Arguments...))
 		b.Logger.Bodyf("%s: %s", p.Type, before)
 		b.Logger.Bodyf("%s  becomes %s", strings.Repeat(" ", len(p.Type)), after)

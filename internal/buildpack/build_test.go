@@ -87,7 +87,7 @@ func testBuild(t *testing.T, context spec.G, it spec.S) {
 			{Type: "cli", Command: []string{w.initPath, "--", "node", "cli.js"}, Args: []string{"--help"}},
 			{Type: "legacy", Command: []string{w.initPath, "--", "/workspace/run"}},
 			{Type: "task", Command: []string{w.initPath, "--", "/bin/bash", "-c",
-				rewrite.ShellScript("task", "", []string{"bp/api07", "bp/api08", "bp/api09", "bp/api010", "bp/tini", ownID}), "/cnb/process/task", "echo $HOME"}},
+				rewrite.ShellScript("task", "", rewrite.Image{LayersDir: w.layersRoot, AppDir: w.appDir(), Group: []string{"bp/api07", "bp/api08", "bp/api09", "bp/api010", "bp/tini", ownID}}), "/cnb/process/task", "echo $HOME"}},
 			{Type: "web", Command: []string{w.initPath, "--", "java"}, Args: []string{"-jar", "app.jar"}, WorkingDirectory: "/workspace/sub"},
 			{Type: "worker", Command: []string{w.initPath, "--", "python", "worker.py", "--queue", "default"},
 				WorkingDirectory: "/workspace/jobs", Default: true},
@@ -133,6 +133,7 @@ func testBuild(t *testing.T, context spec.G, it spec.S) {
 		Expect(processes).To(Equal([]writtenProcess{{Type: "web", Command: []string{w.initPath, "--", "w"}}}))
 		Expect(out).To(ContainSubstring(`Warning: process type "empty" of a/one has an empty command: left as is`))
 		Expect(out).To(ContainSubstring(`Warning: process type "missing" of a/one has an empty command: left as is`))
+		Expect(out).To(ContainSubstring("below Platform API 0.10 the lifecycle's builder fails on it"), "lifecycle 0.21.11's launch.Process.WithPlatformAPI panics on it")
 	})
 
 	it("moves a shell process's working-dir into its script, where bash changes to it after the profiles", func() {
@@ -143,7 +144,7 @@ func testBuild(t *testing.T, context spec.G, it spec.S) {
 		Expect(exit.err).NotTo(HaveOccurred())
 		processes, _ := w.processes()
 		Expect(processes).To(Equal([]writtenProcess{{Type: "task", Command: []string{w.initPath, "--", "/bin/bash", "-c",
-			rewrite.ShellScript("task", "$HOME/src", []string{"a/one", "b/two", ownID, "c/later"}), "/cnb/process/task", "make"}}}))
+			rewrite.ShellScript("task", "$HOME/src", rewrite.Image{LayersDir: w.layersRoot, AppDir: w.appDir(), Group: []string{"a/one", "b/two", ownID, "c/later"}}), "/cnb/process/task", "make"}}}))
 	})
 
 	it("reuses the layer on a second build with the same init, and writes the same launch.toml", func() {

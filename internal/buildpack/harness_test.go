@@ -114,6 +114,13 @@ func (w *workspace) build() (string, *exitRecorder) {
 	return out.String(), exit
 }
 
+// appDir is the application directory the build sees: libcnb's, the working directory.
+func (w *workspace) appDir() string {
+	dir, err := os.Getwd()
+	must(w.t, err)
+	return dir
+}
+
 // detect runs the detect executable's logic through libcnb.
 func (w *workspace) detect() (string, *exitRecorder) {
 	var out bytes.Buffer

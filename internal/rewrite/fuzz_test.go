@@ -116,7 +116,7 @@ func FuzzWrap(f *testing.F) {
 		p := merged.Processes[0]
 
 		wrappedPath := filepath.Join(dir, "wrapped.toml")
-		writeTOML(t, wrappedPath, libcnb.LaunchTOML{Processes: []libcnb.Process{rewrite.Wrap(p, initPath, nil, false)}})
+		writeTOML(t, wrappedPath, libcnb.LaunchTOML{Processes: []libcnb.Process{rewrite.Wrap(p, initPath, rewrite.Image{}, false)}})
 		rewritten, err := launch.ReadLaunchTOML(wrappedPath, "pid1-buildpacks/init", "0.10")
 		if err != nil {
 			t.Fatalf("unable to read the wrapped launch.toml as Buildpack API 0.10: %s", err)
@@ -142,7 +142,7 @@ func FuzzWrap(f *testing.F) {
 					// parameters; the script makes the launcher's bash invocation from them
 					// (see shell_test.go, which runs both).
 					c, a := effectiveArgs(before, platform010, u)
-					want = concat([]string{rewrite.Bash, "-c", rewrite.ShellScript("web", "", nil), rewrite.Caller("web"), c[0]}, a)
+					want = concat([]string{rewrite.Bash, "-c", rewrite.ShellScript("web", "", rewrite.Image{}), rewrite.Caller("web"), c[0]}, a)
 				}
 				if !slices.Equal(got[2:], want) {
 					t.Fatalf("API %s direct=%t platform>=0.10=%t user=%q:\nlauncher ran %q\nwrapped runs %q", api, direct, platform010, u, want, got[2:])

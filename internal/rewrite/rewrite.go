@@ -16,7 +16,8 @@ const Separator = "--"
 const Bash = "/bin/bash"
 
 // Wrap returns the Buildpack API 0.10 process that starts p through the init at initPath, keeping
-// its type and the given default flag; group is the ids of the group's buildpacks in order.
+// its type and the given default flag; image is what a shell process's script needs to know of
+// the image.
 //
 // The launcher (lifecycle launch/process.go, Platform API 0.10 and later) builds argv from a
 // command of more than one element as the command followed by the user's arguments if any, else
@@ -33,7 +34,7 @@ const Bash = "/bin/bash"
 //
 // The wrapped process is ours, Buildpack API 0.10 and direct: the launcher sources no profile
 // scripts for it, which is why the script does.
-func Wrap(p launch.Process, initPath string, group []string, isDefault bool) libcnb.Process {
+func Wrap(p launch.Process, initPath string, image Image, isDefault bool) libcnb.Process {
 	command := []string{initPath, Separator}
 	var args []string
 	workingDir := p.WorkingDirectory
@@ -45,7 +46,7 @@ func Wrap(p launch.Process, initPath string, group []string, isDefault bool) lib
 		command = append(command, p.Command[0])
 		command = append(command, p.Args...)
 	default:
-		command = append(command, Bash, "-c", ShellScript(p.Type, p.WorkingDirectory, group), Caller(p.Type), p.Command[0])
+		command = append(command, Bash, "-c", ShellScript(p.Type, p.WorkingDirectory, image), Caller(p.Type), p.Command[0])
 		command = append(command, p.Args...)
 		workingDir = ""
 	}

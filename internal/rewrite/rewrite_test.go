@@ -15,7 +15,7 @@ import (
 const initPath = "/layers/pid1-buildpacks_init/init/sbin/init"
 
 // group is the ids of a build's group, in order.
-var group = []string{"paketo-buildpacks/procfile", "samples/profiles", "pid1-buildpacks/init"}
+var image = rewrite.Image{LayersDir: "/layers", AppDir: "/workspace", Group: []string{"paketo-buildpacks/procfile", "samples/profiles", "pid1-buildpacks/init"}}
 
 func testWrap(t *testing.T, context spec.G, it spec.S) {
 	Expect := NewWithT(t).Expect
@@ -47,12 +47,12 @@ func testWrap(t *testing.T, context spec.G, it spec.S) {
 		"API 0.8 shell process runs through bash with the launcher-compatible script": {
 			in:        launch.Process{Type: "web", Command: []string{"bundle exec rackup -p $PORT"}, Args: []string{"-o", "0.0.0.0"}, Legacy: true, API: "0.8"},
 			isDefault: true,
-			expected: libcnb.Process{Type: "web", Command: []string{initPath, "--", "/bin/bash", "-c", rewrite.ShellScript("web", "", group),
+			expected: libcnb.Process{Type: "web", Command: []string{initPath, "--", "/bin/bash", "-c", rewrite.ShellScript("web", "", image),
 				"/cnb/process/web", "bundle exec rackup -p $PORT", "-o", "0.0.0.0"}, Default: true},
 		},
 		"API 0.8 shell process leaves its working-dir to the script's cd": {
 			in: launch.Process{Type: "task", Command: []string{"make"}, WorkingDirectory: "$HOME/src", Legacy: true, API: "0.8"},
-			expected: libcnb.Process{Type: "task", Command: []string{initPath, "--", "/bin/bash", "-c", rewrite.ShellScript("task", "$HOME/src", group),
+			expected: libcnb.Process{Type: "task", Command: []string{initPath, "--", "/bin/bash", "-c", rewrite.ShellScript("task", "$HOME/src", image),
 				"/cnb/process/task", "make"}},
 		},
 		"the default flag comes from the caller, not the process": {
@@ -62,13 +62,13 @@ func testWrap(t *testing.T, context spec.G, it spec.S) {
 	}) {
 		tc := tc
 		it("wraps "+name, func() {
-			Expect(rewrite.Wrap(tc.in, initPath, group, tc.isDefault)).To(Equal(tc.expected))
+			Expect(rewrite.Wrap(tc.in, initPath, image, tc.isDefault)).To(Equal(tc.expected))
 		})
 	}
 
 	it("does not share the original's slices", func() {
 		p := launch.Process{Type: "web", Command: []string{"a", "b"}, Args: []string{"c"}, Direct: true, API: "0.10"}
-		w := rewrite.Wrap(p, initPath, nil, false)
+		w := rewrite.Wrap(p, initPath, rewrite.Image{}, false)
 		w.Command[2], w.Arguments[0] = "x", "y"
 		Expect(p.Command).To(Equal([]string{"a", "b"}))
 		Expect(p.Args).To(Equal([]string{"c"}))
@@ -90,7 +90,7 @@ func testWrap(t *testing.T, context spec.G, it spec.S) {
 	}) {
 		tc := tc
 		it("keeps the launcher's argv behind the init: "+name, func() {
-			w := rewrite.Wrap(tc.in, initPath, nil, false)
+			w := rewrite.Wrap(tc.in, initPath, rewrite.Image{}, false)
 			argv := directArgv(process{command: w.Command, args: w.Arguments, direct: true}, true, tc.user)
 			Expect(argv).To(Equal(concat([]string{initPath, "--"}, tc.expected)))
 		})

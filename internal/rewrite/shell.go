@@ -16,22 +16,23 @@ const CallerPrefix = "/cnb/process/"
 //
 // The script writes, at launch, the script the launcher (lifecycle launch/shell.go,
 // launch/bash.go) would have run, and evaluates it in the same bash: for every buildpack of
-// group in order and every layer of it in directory order, `source "<file>"` for each file of
+// image.Group in order and every layer of it in directory order, `source "<file>"` for each file of
 // the layer's profile.d/ and then of profile.d/<type>/; `source ".profile"` when the app
 // directory has one; `cd "<dir>"`, so that the working directory expands as a word and a failed
 // cd carries on in the app directory; then `exec bash -c "$@"` when there are no arguments, else
 // `exec bash -c '"$(eval echo \"$0\")" "$(eval echo \"${1}\")" ...' "${@:1}"`. Which files exist
-// is known only at launch: a layer reused from the previous image is not on disk at build. The
-// layers and app directories are $CNB_LAYERS_DIR and $CNB_APP_DIR, defaulting to /layers and
-// /workspace, as for the launcher. workingDir empty means the app directory.
-func ShellScript(processType, workingDir string, group []string) string {
+// is known only at launch: a layer reused from the previous image is not on disk at build.
+// workingDir empty means the app directory.
+func ShellScript(processType, workingDir string, image Image) string {
 	var s strings.Builder
 	s.WriteString(shellScriptMark)
-	s.WriteString(`LC_ALL=C; shopt -s nullglob dotglob; `)
+	// Options and variables a bash imports from the environment (SHELLOPTS, BASHOPTS, GLOBSORT)
+	// must not change what the subshell lists: the launcher lists with Go.
+	s.WriteString(`LC_ALL=C; set +f; shopt -u failglob; unset GLOBSORT; shopt -s nullglob dotglob; `)
 	s.WriteString(`t=` + quote(processType) + `; w=` + quote(workingDir) + `; `)
-	s.WriteString(`a=${CNB_APP_DIR:-/workspace}; l=${CNB_LAYERS_DIR:-/layers}; l=${l%/}; `)
+	s.WriteString(`a=` + quote(image.AppDir) + `; l=` + quote(strings.TrimSuffix(image.LayersDir, "/")) + `; `)
 	s.WriteString(`for b in`)
-	for _, id := range group {
+	for _, id := range image.Group {
 		s.WriteString(" " + quote(strings.ReplaceAll(id, "/", "_")))
 	}
 	s.WriteString(`; do for d in "$l/$b"/*; do [[ -d $d && ! -L $d ]] || continue; `)
@@ -45,6 +46,17 @@ func ShellScript(processType, workingDir string, group []string) string {
 	s.WriteString(`printf 'exec bash -c '\''%s'\'' "${@:1}"' "$c"; fi`)
 	s.WriteString(`)"`)
 	return s.String()
+}
+
+// Image is what the launcher knows of an image when it starts a shell process: the layers and
+// app directories, which the exporter records as the image's CNB_LAYERS_DIR and CNB_APP_DIR (the
+// build's), and the group's buildpack ids in order (its metadata.toml). The launcher reads both
+// variables and leaves them out of the process's environment (lifecycle env/launch.go), so a
+// wrapped process's script cannot read them at launch: they are written into it at build.
+type Image struct {
+	LayersDir string
+	AppDir    string
+	Group     []string
 }
 
 // IsShellScript reports whether s is a script ShellScript returned.

@@ -80,11 +80,11 @@ func testShellScript(t *testing.T, context spec.G, it spec.S) {
 
 				original := shellArgv(process{command: p.Command, args: p.Args, legacy: true}, platform010, tc.user,
 					shell{dir: dir, caller: "/cnb/process/web"})
-				wantOut, _, wantCode := run(t, rewrite.Bash, original, dir, "CNB_APP_DIR="+dir)
+				wantOut, _, wantCode := run(t, rewrite.Bash, original, dir)
 				Expect(wantOut).To(Equal(tc.wantOut))
 				Expect(wantCode).To(Equal(tc.wantCode))
 
-				gotOut, _, gotCode := runWrapped(t, p, nil, platform010, tc.user, dir, "CNB_APP_DIR="+dir)
+				gotOut, _, gotCode := runWrapped(t, p, rewrite.Image{AppDir: dir}, platform010, tc.user, dir)
 				Expect(gotOut).To(Equal(wantOut))
 				Expect(gotCode).To(Equal(wantCode))
 			})
@@ -94,9 +94,9 @@ func testShellScript(t *testing.T, context spec.G, it spec.S) {
 
 // runWrapped wraps p and runs, in the app directory appDir, what the launcher executes after the
 // init's "--" for it, as the init would: stdout, stderr and the exit code.
-func runWrapped(t *testing.T, p launch.Process, group []string, platform010 bool, user []string, appDir string, env ...string) (string, string, int) {
+func runWrapped(t *testing.T, p launch.Process, image rewrite.Image, platform010 bool, user []string, appDir string, env ...string) (string, string, int) {
 	t.Helper()
-	w := rewrite.Wrap(p, initPath, group, false)
+	w := rewrite.Wrap(p, initPath, image, false)
 	if w.WorkingDirectory != "" {
 		t.Fatalf("a wrapped shell process keeps working-dir %q: the launcher would change to it before the init starts", w.WorkingDirectory)
 	}
@@ -175,6 +175,11 @@ func testProfiles(t *testing.T, context spec.G, it spec.S) {
 		args, user []string
 		workingDir string
 		noProfile  bool
+		// env is added to the process's environment.
+		env []string
+		// extra are more files of the layers tree, by path under its root, each a profile that
+		// records itself.
+		extra []string
 		// broken makes a profile fail and another unreadable.
 		broken bool
 		// order is the profiles the launcher sources, by name; want are strings its output must
@@ -191,10 +196,20 @@ func testProfiles(t *testing.T, context spec.G, it spec.S) {
 		{name: "profiles see the command line and arguments as $1...", typ: "web", command: "printf", args: []string{"%s|", "$TRACE"}, user: []string{"$GREETING"},
 			want: []string{`$@=printf %s| $TRACE $GREETING]`, "|hello there|"}},
 		{name: "a profile that fails, and one that is not readable", typ: "web", command: show, broken: true, want: []string{"[20-b.sh"}},
-		{name: "a working-dir made of a variable a profile exported", typ: "web", command: show, workingDir: "$CNB_APP_DIR/$SUBDIR", want: []string{"PWD=", "/workspace/sub\n"}},
-		{name: "a working-dir through a symbolic link: PWD is the logical path", typ: "web", command: show, workingDir: "$CNB_APP_DIR/linked", want: []string{"/workspace/linked\n", "OLDPWD=/\n"}},
+		{name: "a working-dir made of a variable a profile exported", typ: "web", command: show, workingDir: "$APP/$SUBDIR", want: []string{"PWD=", "/workspace/sub\n"}},
+		{name: "a working-dir through a symbolic link: PWD is the logical path", typ: "web", command: show, workingDir: "$APP/linked", want: []string{"/workspace/linked\n", "OLDPWD=/\n"}},
 		{name: "a working-dir that does not exist: bash carries on where the profiles left it", typ: "web", command: show, workingDir: "/does/not/exist", want: []string{"PWD=/\n"}},
 		{name: "no .profile", typ: "web", command: show, noProfile: true},
+		{name: "layer and file names with spaces, $, backquotes, newlines, glob characters and bytes above 0x7f", typ: "web", command: show,
+			extra: []string{"layers/samples_early/a layer/profile.d/sp ace.sh", "layers/samples_early/d$HOME/profile.d/$HOME.sh",
+				"layers/samples_early/n\nl/profile.d/n\nl.sh", "layers/samples_early/st*r/profile.d/[ab]?.sh",
+				"layers/samples_early/st*r/profile.d/`echo tick`.sh", "layers/samples_early/\xe9\xff/profile.d/\x80.sh",
+				"layers/samples_early/st*r/profile.d/B.sh", "layers/samples_early/st*r/profile.d/_.sh"},
+			want: []string{"trace=[sp ace.sh $0=", "][zz-early.sh $0=", "][n\nl.sh $0=", "][B.sh $0=", "][[ab]?.sh $0=", "][_.sh $0=", "][\x80.sh $0=", "][Z.sh $0="}},
+		{name: "failglob imported from BASHOPTS", typ: "web", command: show, env: []string{"BASHOPTS=failglob"},
+			order: []string{"zz-early.sh", "Z.sh", "a.sh", ".hidden.sh", "10-b.sh", "20-b.sh", "30-l", "05-web.sh", ".profile"}},
+		{name: "noglob imported from SHELLOPTS", typ: "web", command: show, env: []string{"SHELLOPTS=noglob"},
+			order: []string{"zz-early.sh", "Z.sh", "a.sh", ".hidden.sh", "10-b.sh", "20-b.sh", "30-l", "05-web.sh", ".profile"}},
 	} {
 		tc := tc
 		it("sources the profiles and changes directory as the launcher did: "+tc.name, func() {
@@ -202,11 +217,18 @@ func testProfiles(t *testing.T, context spec.G, it spec.S) {
 			if tc.noProfile {
 				Expect(os.Remove(filepath.Join(tree.app, ".profile"))).To(Succeed())
 			}
+			for _, name := range tc.extra {
+				path := filepath.Join(filepath.Dir(tree.layers), name)
+				Expect(os.MkdirAll(filepath.Dir(path), 0o755)).To(Succeed())
+				Expect(os.WriteFile(path, []byte(record), 0o644)).To(Succeed())
+			}
 			if tc.broken {
 				Expect(os.WriteFile(filepath.Join(tree.layers, "samples_profiles/b-layer/profile.d/10-b.sh"), []byte("no-such-command\nreturn 3\n"), 0o644)).To(Succeed())
 				Expect(os.Symlink("/does/not/exist", filepath.Join(tree.layers, "samples_profiles/b-layer/profile.d/15-dangling"))).To(Succeed())
 			}
-			env := []string{"CNB_LAYERS_DIR=" + tree.layers, "CNB_APP_DIR=" + tree.app}
+			// The launcher reads CNB_LAYERS_DIR and CNB_APP_DIR and leaves them out of the process's
+			// environment (lifecycle env/launch.go LaunchEnvExcludelist): the script never sees them.
+			env := append([]string{"APP=" + tree.app}, tc.env...)
 			p := launch.Process{Type: tc.typ, Command: []string{tc.command}, Args: tc.args, WorkingDirectory: tc.workingDir, Legacy: true, API: "0.8"}
 
 			dir := tc.workingDir
@@ -231,7 +253,7 @@ func testProfiles(t *testing.T, context spec.G, it spec.S) {
 			}
 			Expect(wantOut).NotTo(ContainSubstring("WRONG"))
 
-			gotOut, gotErr, gotCode := runWrapped(t, p, profileGroup, true, tc.user, tree.app, env...)
+			gotOut, gotErr, gotCode := runWrapped(t, p, rewrite.Image{LayersDir: tree.layers, AppDir: tree.app, Group: profileGroup}, true, tc.user, tree.app, env...)
 			Expect(gotOut).To(Equal(wantOut))
 			Expect(gotCode).To(Equal(wantCode))
 			Expect(gotErr).To(Equal(wantErr))
