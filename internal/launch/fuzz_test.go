@@ -36,7 +36,7 @@ func FuzzReadLaunchTOML(f *testing.F) {
 				continue // an empty command is left as is (ReadLaunchTOML)
 			}
 			rewrite.ExistingInit(p, "/workspace", "/layers/pid1-buildpacks_init/init/sbin/init")
-			w := rewrite.Wrap(p, "/layers/pid1-buildpacks_init/init/sbin/init", nil, false)
+			w := rewrite.Wrap(p, "/layers/pid1-buildpacks_init/init/sbin/init", rewrite.Image{}, false)
 			if len(w.Command) < 3 || w.Command[1] != rewrite.Separator {
 				t.Fatalf("%q wrapped as %q", p.Command, w.Command)
 			}
