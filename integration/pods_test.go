@@ -3,9 +3,11 @@ package integration_test
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -227,6 +229,42 @@ func testPods(t *testing.T, context spec.G, it spec.S) {
 				Expect(crictlResult(t, "logs", sidecar).Output).NotTo(ContainSubstring("serve: got"), "the sidecar got no signal")
 			}
 		})
+	})
+
+	it("ends the pods, their shims and sockets with scripts/pods.sh stop after its containerd was killed, and starts again", func() {
+		dir := t.TempDir()
+		config := filepath.Join(dir, "pod.json")
+		writeJSON(t, config, map[string]any{
+			"metadata":      map[string]any{"name": "pid1-pods-crash", "namespace": "pid1-pods", "uid": "pid1-pods-crash"},
+			"log_directory": dir,
+			"linux": map[string]any{
+				"cgroup_parent":    "/pid1-pods",
+				"security_context": map[string]any{"namespace_options": map[string]any{"network": namespaceNode, "pid": namespaceContainer}},
+			},
+		})
+		id := crictl(t, "runp", config)
+		pause, err := strconv.Atoi(crictl(t, "inspectp", "-o", "go-template", "--template", "{{.info.pid}}", id))
+		Expect(err).NotTo(HaveOccurred())
+		address, err := os.ReadFile("/run/pid1-pods/state/io.containerd.runtime.v2.task/k8s.io/" + id + "/address")
+		Expect(err).NotTo(HaveOccurred())
+		shimSocket := strings.TrimPrefix(strings.TrimSpace(string(address)), "unix://")
+		containerd, err := os.ReadFile("/run/pid1-pods/containerd.pid")
+		Expect(err).NotTo(HaveOccurred())
+		pid, err := strconv.Atoi(strings.TrimSpace(string(containerd)))
+		Expect(err).NotTo(HaveOccurred())
+
+		Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
+		Eventually := NewWithT(t).Eventually
+		Eventually(func() error { return syscall.Kill(pid, 0) }, 10*time.Second).Should(MatchError(syscall.ESRCH))
+		stop := run(t, 2*time.Minute, nil, "bash", settings.Root+"/scripts/pods.sh", "stop")
+		podImages = nil // a new containerd: the next spec imports the images again
+		start := run(t, 2*time.Minute, nil, "bash", settings.Root+"/scripts/pods.sh", "start")
+		t.Logf("scripts/pods.sh stop after containerd was killed (exit %d):\n%s", stop.ExitCode, stop.Output)
+		Expect(start.ExitCode).To(Equal(0), start.Output)
+		Expect(stop.ExitCode).To(Equal(0), stop.Output)
+		Eventually(func() error { return syscall.Kill(pause, 0) }, 10*time.Second).Should(MatchError(syscall.ESRCH),
+			"the pod's pause process (pid %d) is ended", pause)
+		Expect(shimSocket).NotTo(BeAnExistingFile(), "the shim's socket is removed")
 	})
 
 	it("leaves no pod, container or mount behind", func() {
