@@ -6,7 +6,8 @@
 #                                  own root, state directory, socket and an empty CNI directory),
 #                                  starts containerd, waits until its CRI reports RuntimeReady, and
 #                                  imports the sandbox image pid1-pods/pause:local, built here from
-#                                  integration/testdata/pause. Reuses a containerd it started.
+#                                  integration/testdata/pause. Reuses a containerd it started,
+#                                  removing the pods a killed run left in it.
 #   scripts/pods.sh import IMAGE...
 #                                  copies Docker images into it (docker save | ctr images import,
 #                                  in the CRI's namespace k8s.io)
@@ -128,7 +129,8 @@ start() {
   mkdir -p "${RUN}"
   local pid
   if pid="$(our_pid)"; then
-    log "containerd: already running (pid ${pid}, unix://${SOCKET})"
+    log "containerd: already running (pid ${pid}, unix://${SOCKET}); removing the pods a run left in it"
+    crictl rmp --all --force >/dev/null || die "unable to remove the pods left in containerd (crictl rmp --all --force)"
   else
     write_config
     log "containerd: starting with ${CONFIG} (log: ${LOG})"
