@@ -3,9 +3,11 @@ package integration_test
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -229,6 +231,40 @@ func testPods(t *testing.T, context spec.G, it spec.S) {
 		})
 	})
 
+	it("removes, when scripts/pods.sh start reuses its containerd, the pods a killed run left in it", func() {
+		id, pause := abandonedPod(t, "pid1-pods-abandoned")
+		start := run(t, 2*time.Minute, nil, "bash", settings.Root+"/scripts/pods.sh", "start")
+		Expect(start.ExitCode).To(Equal(0), start.Output)
+		Expect(start.Output).To(ContainSubstring("already running"))
+		Expect(crictl(t, "pods", "-q")).NotTo(ContainSubstring(id), "the pod of the killed run is removed")
+		NewWithT(t).Eventually(func() error { return syscall.Kill(pause, 0) }, 10*time.Second).Should(MatchError(syscall.ESRCH),
+			"its pause process (pid %d) is ended", pause)
+	})
+
+	it("ends the pods, their shims and sockets with scripts/pods.sh stop after its containerd was killed, and starts again", func() {
+		id, pause := abandonedPod(t, "pid1-pods-crash")
+		address, err := os.ReadFile("/run/pid1-pods/state/io.containerd.runtime.v2.task/k8s.io/" + id + "/address")
+		Expect(err).NotTo(HaveOccurred())
+		shimSocket := strings.TrimPrefix(strings.TrimSpace(string(address)), "unix://")
+		containerd, err := os.ReadFile("/run/pid1-pods/containerd.pid")
+		Expect(err).NotTo(HaveOccurred())
+		pid, err := strconv.Atoi(strings.TrimSpace(string(containerd)))
+		Expect(err).NotTo(HaveOccurred())
+
+		Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
+		Eventually := NewWithT(t).Eventually
+		Eventually(func() error { return syscall.Kill(pid, 0) }, 10*time.Second).Should(MatchError(syscall.ESRCH))
+		stop := run(t, 2*time.Minute, nil, "bash", settings.Root+"/scripts/pods.sh", "stop")
+		podImages = nil // a new containerd: the next spec imports the images again
+		start := run(t, 2*time.Minute, nil, "bash", settings.Root+"/scripts/pods.sh", "start")
+		t.Logf("scripts/pods.sh stop after containerd was killed (exit %d):\n%s", stop.ExitCode, stop.Output)
+		Expect(start.ExitCode).To(Equal(0), start.Output)
+		Expect(stop.ExitCode).To(Equal(0), stop.Output)
+		Eventually(func() error { return syscall.Kill(pause, 0) }, 10*time.Second).Should(MatchError(syscall.ESRCH),
+			"the pod's pause process (pid %d) is ended", pause)
+		Expect(shimSocket).NotTo(BeAnExistingFile(), "the shim's socket is removed")
+	})
+
 	it("leaves no pod, container or mount behind", func() {
 		Expect(crictl(t, "pods", "-q")).To(BeEmpty())
 		Expect(crictl(t, "ps", "-a", "-q")).To(BeEmpty())
@@ -236,6 +272,28 @@ func testPods(t *testing.T, context spec.G, it spec.S) {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(mounts)).NotTo(MatchRegexp(`/run/pid1-pods/state/\S+/(rootfs|shm) `))
 	})
+}
+
+// abandonedPod runs a pod sandbox named name as a test run killed with it running leaves it:
+// nothing removes it. It returns the pod's id and the host pid of its pause process.
+func abandonedPod(t *testing.T, name string) (string, int) {
+	t.Helper()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "pod.json")
+	writeJSON(t, config, map[string]any{
+		"metadata":      map[string]any{"name": name, "namespace": "pid1-pods", "uid": name},
+		"log_directory": dir,
+		"linux": map[string]any{
+			"cgroup_parent":    "/pid1-pods",
+			"security_context": map[string]any{"namespace_options": map[string]any{"network": namespaceNode, "pid": namespaceContainer}},
+		},
+	})
+	id := crictl(t, "runp", config)
+	pause, err := strconv.Atoi(crictl(t, "inspectp", "-o", "go-template", "--template", "{{.info.pid}}", id))
+	if err != nil {
+		t.Fatalf("pod %s: no pid of its pause process: %v", id, err)
+	}
+	return id, pause
 }
 
 // podName is a pod name for image, unique within the suite's run of a spec.

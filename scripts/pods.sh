@@ -6,14 +6,16 @@
 #                                  own root, state directory, socket and an empty CNI directory),
 #                                  starts containerd, waits until its CRI reports RuntimeReady, and
 #                                  imports the sandbox image pid1-pods/pause:local, built here from
-#                                  integration/testdata/pause. Reuses a containerd it started.
+#                                  integration/testdata/pause. Reuses a containerd it started,
+#                                  removing the pods a killed run left in it.
 #   scripts/pods.sh import IMAGE...
 #                                  copies Docker images into it (docker save | ctr images import,
 #                                  in the CRI's namespace k8s.io)
 #   scripts/pods.sh stop           removes every pod of it, stops the containerd it started (by the
-#                                  pid it recorded) and the shims that containerd started (by the
-#                                  pids they recorded), unmounts and removes its root and state
-#                                  directory and the pods' cgroups (/pid1-pods), and fails if any
+#                                  pid it recorded), the shims of its socket (and their sockets)
+#                                  and, after a crash of it, what remains in the pods' cgroups;
+#                                  unmounts and removes its root and state directory and the
+#                                  pods' cgroups (/pid1-pods), and fails if any
 #                                  process, mount or cgroup of it remains
 #   scripts/pods.sh status         says whether it runs, and its CRI endpoint
 #
@@ -54,7 +56,7 @@ our_pid() {
   local pid
   pid="$(cat "${PIDFILE}" 2>/dev/null)" || return 1
   [[ "${pid}" =~ ^[0-9]+$ ]] || return 1
-  tr '\0' ' ' <"/proc/${pid}/cmdline" 2>/dev/null | grep -qF -- "containerd --config ${CONFIG}" || return 1
+  tr '\0' ' ' 2>/dev/null <"/proc/${pid}/cmdline" | grep -qF -- "containerd --config ${CONFIG}" || return 1
   echo "${pid}"
 }
 
@@ -127,7 +129,8 @@ start() {
   mkdir -p "${RUN}"
   local pid
   if pid="$(our_pid)"; then
-    log "containerd: already running (pid ${pid}, unix://${SOCKET})"
+    log "containerd: already running (pid ${pid}, unix://${SOCKET}); removing the pods a run left in it"
+    crictl rmp --all --force >/dev/null || die "unable to remove the pods left in containerd (crictl rmp --all --force)"
   else
     write_config
     log "containerd: starting with ${CONFIG} (log: ${LOG})"
@@ -177,16 +180,7 @@ stop() {
   else
     log "containerd: none of ours runs"
   fi
-  # Shims outlive containerd: each recorded its pid in our state directory.
-  local file shim
-  for file in "${RUN}"/state/io.containerd.runtime.v2.task/*/*/shim.pid; do
-    [[ -e "${file}" ]] || continue
-    shim="$(cat "${file}")"
-    if tr '\0' ' ' <"/proc/${shim}/cmdline" 2>/dev/null | grep -qF -- "-address ${SOCKET}"; then
-      log "shim: stopping pid ${shim} (${file})"
-      kill -KILL "${shim}"
-    fi
-  done
+  end_leftovers
   local mnt
   for mnt in $(awk -v data="${DATA}/" -v run="${RUN}/" 'index($2, data) == 1 || index($2, run) == 1 { print $2 }' /proc/self/mounts | sort -r); do
     umount "${mnt}" || umount -l "${mnt}"
@@ -201,18 +195,60 @@ stop() {
   log "containerd: stopped; ${RUN}, ${DATA} and the pods' cgroups removed"
 }
 
-# check_nothing_left fails when a process of our containerd (it or a shim: their command lines
-# name our socket or configuration), a mount or a cgroup of ours remains.
-check_nothing_left() {
-  local file pid args left=()
+# our_processes prints "PID ARGS..." for each process of our containerd: it or a shim (their
+# command lines name our socket or configuration).
+our_processes() {
+  local file pid args
   for file in /proc/[0-9]*/cmdline; do
     pid="${file#/proc/}"
     pid="${pid%/cmdline}"
     mapfile -d '' args 2>/dev/null <"${file}" || continue
     if [[ " ${args[*]} " == *" ${SOCKET} "* || " ${args[*]} " == *" ${CONFIG} "* ]]; then
-      left+=("${pid}: ${args[*]}")
+      echo "${pid} ${args[*]}"
     fi
   done
+}
+
+# end_leftovers SIGKILLs what outlives our containerd: its shims (always) and, when it was
+# killed before it removed its pods, the pods' processes (in the pods' cgroups). It removes the
+# shims' sockets, which containerd 1.6 names /run/containerd/s/<sha256 of "SOCKET/NAMESPACE/ID">,
+# and waits up to 10 s until they are gone.
+end_leftovers() {
+  local pid args namespace id pids=()
+  while read -r pid args; do
+    [[ " ${args} " == *" -address ${SOCKET} "* ]] || continue
+    namespace="$(sed -n 's/.* -namespace \([^ ]*\).*/\1/p' <<<"${args}")"
+    id="$(sed -n 's/.* -id \([^ ]*\).*/\1/p' <<<"${args}")"
+    log "shim: stopping pid ${pid} (${namespace}/${id})"
+    kill -KILL "${pid}" 2>/dev/null || true
+    pids+=("${pid}")
+    rm -f "/run/containerd/s/$(printf '%s' "${SOCKET}/${namespace}/${id}" | sha256sum | cut -d' ' -f1)"
+  done < <(our_processes)
+  local cgroup cgroups=() procs=()
+  for cgroup in /sys/fs/cgroup/*/pid1-pods /sys/fs/cgroup/pid1-pods; do
+    [[ -d "${cgroup}" ]] && cgroups+=("${cgroup}")
+  done
+  if ((${#cgroups[@]} > 0)); then
+    mapfile -t procs < <(find "${cgroups[@]}" -name cgroup.procs -exec cat {} + | sort -u)
+  fi
+  if ((${#procs[@]} > 0)); then
+    log "pods: SIGKILL to the ${#procs[@]} processes left in the pods' cgroups: ${procs[*]}"
+    kill -KILL "${procs[@]}" 2>/dev/null || true
+    pids+=("${procs[@]}")
+  fi
+  local i
+  for i in $(seq 1 100); do
+    for pid in "${pids[@]}"; do
+      [[ -e "/proc/${pid}" ]] && { sleep 0.1; continue 2; }
+    done
+    return 0
+  done
+}
+
+# check_nothing_left fails when a process of our containerd, a mount or a cgroup of ours remains.
+check_nothing_left() {
+  local left=()
+  mapfile -t left < <(our_processes)
   ((${#left[@]} == 0)) || die "left behind: processes of our containerd: ${left[*]}"
   if awk -v data="${DATA}/" -v run="${RUN}/" 'index($2, data) == 1 || index($2, run) == 1 { found = 1 } END { exit !found }' /proc/self/mounts; then
     die "left behind: mounts under ${DATA} or ${RUN}"
