@@ -17,7 +17,17 @@ type kernelSigaction struct {
 	mask     uint64
 }
 
-const sigIgn = 1
+const (
+	sigDfl = 0
+	sigIgn = 1
+)
+
+// setDisposition sets sig's handler to SIG_DFL or SIG_IGN, beside the Go
+// runtime, for a signal the init never takes through os/signal.
+func setDisposition(sig unix.Signal, handler uintptr) {
+	act := kernelSigaction{handler: handler}
+	unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, unsafe.Sizeof(act.mask), 0, 0)
+}
 
 // ignored reports whether sig's disposition is SIG_IGN right now.
 //
