@@ -54,12 +54,24 @@ type pid1 struct {
 // (a pids cgroup's) with env added.
 func startAsPID1(t *testing.T, prefix []string, env []string, argv ...string) *pid1 {
 	t.Helper()
-	g := NewWithT(t)
-	full := append(append(append([]string{}, prefix...), "unshare", "--pid", "--fork", "--mount-proc", "--kill-child"), argv...)
-	cmd := exec.Command(full[0], full[1:]...)
+	cmd := pid1Command(prefix, argv)
 	cmd.Env = append(os.Environ(), env...)
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
+	return &pid1{cmd: cmd, hostPID: startNamespace(t, cmd), stderr: &stderr}
+}
+
+// pid1Command is argv as PID 1 of a new PID namespace, through prefix.
+func pid1Command(prefix, argv []string) *exec.Cmd {
+	full := append(append(append([]string{}, prefix...), "unshare", "--pid", "--fork", "--mount-proc", "--kill-child"), argv...)
+	return exec.Command(full[0], full[1:]...)
+}
+
+// startNamespace starts cmd (a pid1Command), kills it at the end of the
+// test, and returns the host pid of its PID 1.
+func startNamespace(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	g := NewWithT(t)
 	g.Expect(cmd.Start()).To(Succeed())
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
@@ -69,7 +81,7 @@ func startAsPID1(t *testing.T, prefix []string, env []string, argv ...string) *p
 	})
 	var pid int
 	g.Eventually(func() int { pid = childOf(cmd.Process.Pid); return pid }, 5*time.Second, time.Millisecond).ShouldNot(BeZero(), "unshare started nothing")
-	return &pid1{cmd: cmd, hostPID: pid, stderr: &stderr}
+	return pid
 }
 
 // status returns a field of /proc/PID/status as a number (Threads, VmRSS in
@@ -198,8 +210,8 @@ func testStressReaping(t *testing.T, context spec.G, it spec.S) {
 	// time, context switches and RSS (KiB) of PID 1 for them, and its RSS
 	// before.
 	type figures struct {
-		cpu         time.Duration
-		switches    int
+		cpu          time.Duration
+		switches     int
 		rss, rssIdle int
 	}
 	load := func(n int, argv ...string) figures {
@@ -244,22 +256,12 @@ type withStdin struct {
 
 func startAsPID1WithStdin(t *testing.T, prefix []string, argv ...string) *withStdin {
 	t.Helper()
-	g := NewWithT(t)
-	full := append(append(append([]string{}, prefix...), "unshare", "--pid", "--fork", "--mount-proc", "--kill-child"), argv...)
-	cmd := exec.Command(full[0], full[1:]...)
+	cmd := pid1Command(prefix, argv)
 	stdin, err := cmd.StdinPipe()
-	g.Expect(err).NotTo(HaveOccurred())
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	g.Expect(cmd.Start()).To(Succeed())
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
-	var pid int
-	g.Eventually(func() int { pid = childOf(cmd.Process.Pid); return pid }, 5*time.Second, time.Millisecond).ShouldNot(BeZero())
+	pid := startNamespace(t, cmd)
 	return &withStdin{pid1: &pid1{cmd: cmd, hostPID: pid, stderr: &stderr}, stdin: stdin, stdout: &stdout}
 }
 

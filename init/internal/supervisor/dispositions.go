@@ -22,6 +22,13 @@ const (
 	sigIgn = 1
 )
 
+// ignoredAfterFork lists the signals the init ignores once its program has
+// started (see Run).
+var ignoredAfterFork = [...]unix.Signal{unix.SIGTTIN, unix.SIGTTOU, 34}
+
+// signalSet has bit N set for signal N.
+type signalSet uint64
+
 // setDisposition sets sig's handler to SIG_DFL or SIG_IGN, beside the Go
 // runtime, for a signal the init never takes through os/signal.
 func setDisposition(sig unix.Signal, handler uintptr) {

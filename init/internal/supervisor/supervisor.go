@@ -46,7 +46,7 @@ type Supervisor struct {
 	continues bool // the init continues the program when it stops (see terminal.go)
 	// startIgnored says which of the signals the init ignores after the
 	// fork were ignored when it started.
-	startIgnored map[unix.Signal]bool
+	startIgnored signalSet
 	signals      chan os.Signal
 	none         chan struct{} // closed when the program has exited and no child is left
 
@@ -77,12 +77,19 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 	tty, foreground := terminalOwner()
 	s.sameGroup = tty && !foreground
 	s.continues = foreground && !jobControlAbove()
-	if room := pidsRoom(); room >= 0 && room < threadRoom {
+	room := pidsRoom()
+	if room >= 0 && room < threadRoom {
 		return s.execInPlace(path, argv, env, "the pids limit leaves room for "+strconv.Itoa(room)+" more processes")
 	}
-	s.startIgnored = map[unix.Signal]bool{unix.SIGTTIN: ignored(unix.SIGTTIN), unix.SIGTTOU: ignored(unix.SIGTTOU), 34: ignored(34)}
+	for _, sig := range ignoredAfterFork {
+		if ignored(sig) {
+			s.startIgnored |= 1 << sig
+		}
+	}
 	logger.Start()
-	warmThreads()
+	if room >= 0 || nprocLimited() {
+		warmThreads()
+	}
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   env,
 		Files: []uintptr{0, 1, 2},
@@ -148,8 +155,8 @@ func (s *Supervisor) execInPlace(path string, argv, env []string, why string) in
 	logger.Flush(execFlushTimeout)
 	unix.Write(2, []byte(logger.Prefix+"warning: unable to start "+path+" as the init's child ("+why+
 		"): executing it in the init's place, without an init\n"))
-	for sig, wasIgnored := range s.startIgnored {
-		if !wasIgnored {
+	for _, sig := range ignoredAfterFork {
+		if s.startIgnored&(1<<sig) == 0 {
 			setDisposition(sig, sigDfl)
 		}
 	}

@@ -14,10 +14,12 @@ import (
 // The Go runtime aborts the init ("fatal error: newosproc") when it needs a
 // new thread and clone(2) fails, as it does at a container's pids limit.
 // The init runs on one P (see main.go) and starts the threads it keeps
-// (the logger's, os/signal's) before the program, but the runtime may make
-// a few more. When the pids limit leaves less room than that, the init
-// runs the program in its own place instead: a program without an init is
-// never worse than an init that aborts.
+// (the logger's, os/signal's) before the program, and, under a pids limit
+// or a finite RLIMIT_NPROC, spare ones (warmThreads); the runtime keeps
+// idle threads and reuses them. When the pids limit leaves less room than the
+// init's threads may need, the init runs the program in its own place
+// instead: a program without an init is never worse than an init that
+// aborts.
 
 // threadRoom is how many more processes or threads the pids limit must
 // allow when the init starts: the init's threads and the program.
@@ -27,20 +29,23 @@ const threadRoom = 8
 // when there is no limit or it cannot be read (cgroup v1 or v2).
 func pidsRoom() int {
 	cgroups := readSmall("/proc/self/cgroup")
-	for _, line := range strings.Split(cgroups, "\n") {
-		var dir string
-		if rest, ok := strings.CutPrefix(line, "0::"); ok {
-			dir = "/sys/fs/cgroup" + rest
-		} else if i := strings.Index(line, ":pids:"); i >= 0 {
-			dir = "/sys/fs/cgroup/pids" + line[i+len(":pids:"):]
-		} else {
+	for len(cgroups) > 0 {
+		line := firstLine(cgroups)
+		cgroups = cgroups[min(len(line)+1, len(cgroups)):]
+		// "0::/path" (v2) or "N:pids:/path" (v1)
+		_, rest, _ := strings.Cut(line, ":")
+		controllers, path, _ := strings.Cut(rest, ":")
+		dir := "/sys/fs/cgroup" + path
+		if controllers == "pids" {
+			dir = "/sys/fs/cgroup/pids" + path
+		} else if controllers != "" {
 			continue
 		}
-		max, err := strconv.Atoi(strings.TrimSpace(readSmall(dir + "/pids.max")))
+		max, err := strconv.Atoi(firstLine(readSmall(dir + "/pids.max")))
 		if err != nil {
 			continue // "max", or no pids controller there
 		}
-		current, err := strconv.Atoi(strings.TrimSpace(readSmall(dir + "/pids.current")))
+		current, err := strconv.Atoi(firstLine(readSmall(dir + "/pids.current")))
 		if err != nil {
 			continue
 		}
@@ -49,19 +54,12 @@ func pidsRoom() int {
 	return -1
 }
 
-// readSmall returns the first 4 KiB of a file, or "".
-func readSmall(path string) string {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return ""
+// firstLine returns s up to its first newline.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
 	}
-	defer unix.Close(fd)
-	buf := make([]byte, 4096)
-	n, err := unix.Read(fd, buf)
-	if err != nil || n <= 0 {
-		return ""
-	}
-	return string(buf[:n])
+	return s
 }
 
 // spareThreads is how many idle threads warmThreads leaves to the runtime,
@@ -72,7 +70,7 @@ func readSmall(path string) string {
 const spareThreads = 2
 
 // warmThreads makes the runtime start spareThreads threads now, before the
-// program: for a moment it runs on spareThreads+1 Ps, with a goroutine
+// program (about 0.7 ms, so only under a limit on processes): for a moment it runs on spareThreads+1 Ps, with a goroutine
 // busy on each, then on one again. The runtime keeps idle threads and
 // reuses them, so it needs no new one while the program runs.
 func warmThreads() {
@@ -91,4 +89,26 @@ func warmThreads() {
 	}
 	done.Wait()
 	runtime.GOMAXPROCS(1)
+}
+
+// nprocLimited reports whether RLIMIT_NPROC (ulimit -u) limits the init's
+// user: a non-root user, as CNB images run, with a finite limit.
+func nprocLimited() bool {
+	var lim unix.Rlimit
+	return unix.Geteuid() != 0 && unix.Getrlimit(unix.RLIMIT_NPROC, &lim) == nil && lim.Cur != unix.RLIM_INFINITY
+}
+
+// readSmall returns the first 4 KiB of a file, or "".
+func readSmall(path string) string {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return ""
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 4096)
+	n, err := unix.Read(fd, buf)
+	if err != nil || n <= 0 {
+		return ""
+	}
+	return string(buf[:n])
 }
