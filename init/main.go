@@ -6,7 +6,8 @@
 //
 // The settings below keep the Go runtime from sizing GOMAXPROCS by the
 // cgroup CPU limit and from waking up periodically to follow changes of that
-// limit; the init runs on one P whatever the node's CPUs (see init below).
+// limit; under a limit on processes the init runs on one P whatever the
+// node's CPUs (see supervisor/threads.go).
 //
 //go:debug containermaxprocs=0
 //go:debug updatemaxprocs=0
@@ -14,7 +15,6 @@ package main
 
 import (
 	"os"
-	"runtime"
 	"syscall"
 	"time"
 
@@ -35,14 +35,6 @@ const exitUsage = 2
 // its last messages to be written to a standard error that does not take
 // them.
 const flushTimeout = 500 * time.Millisecond
-
-// init puts the Go runtime on one P as early as it can: the init never
-// runs Go code on two threads at once, and a thread per CPU (GOMAXPROCS=64
-// in the environment, or a 64-CPU node) would count against the
-// container's pids limit (see supervisor/threads.go).
-func init() {
-	runtime.GOMAXPROCS(1)
-}
 
 func main() {
 	code := run(os.Args[1:])

@@ -86,8 +86,8 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 			s.startIgnored |= 1 << sig
 		}
 	}
-	logger.Start()
 	if room >= 0 || nprocLimited() {
+		logger.Start()
 		warmThreads()
 	}
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{

@@ -13,10 +13,10 @@ import (
 
 // The Go runtime aborts the init ("fatal error: newosproc") when it needs a
 // new thread and clone(2) fails, as it does at a container's pids limit.
-// The init runs on one P (see main.go) and starts the threads it keeps
-// (the logger's, os/signal's) before the program, and, under a pids limit
-// or a finite RLIMIT_NPROC, spare ones (warmThreads); the runtime keeps
-// idle threads and reuses them. When the pids limit leaves less room than the
+// Under a pids limit or a finite RLIMIT_NPROC the init runs on one P and
+// starts the threads it keeps (the logger's, os/signal's) and spare ones
+// before the program (warmThreads: about 0.7 ms, which is why it is not
+// done without a limit); the runtime keeps idle threads and reuses them. When the pids limit leaves less room than the
 // init's threads may need, the init runs the program in its own place
 // instead: a program without an init is never worse than an init that
 // aborts.
@@ -70,9 +70,10 @@ func firstLine(s string) string {
 const spareThreads = 2
 
 // warmThreads makes the runtime start spareThreads threads now, before the
-// program (about 0.7 ms, so only under a limit on processes): for a moment it runs on spareThreads+1 Ps, with a goroutine
-// busy on each, then on one again. The runtime keeps idle threads and
-// reuses them, so it needs no new one while the program runs.
+// program: for a moment it runs on spareThreads+1 Ps, with a goroutine busy
+// on each, then on one for good (a thread per CPU, with GOMAXPROCS=64 or on
+// a 64-CPU node, would count against the limit). The runtime keeps idle
+// threads and reuses them, so it needs no new one while the program runs.
 func warmThreads() {
 	runtime.GOMAXPROCS(spareThreads + 1)
 	var running atomic.Int32
