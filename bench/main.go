@@ -23,6 +23,7 @@ type config struct {
 	goFloor, goFloorVersion               string
 	tini, tiniStatic, dumbInit, catatonit string
 	runs, warmup, orphans, batch, signals int
+	forkOrphans                           int
 	idle, settle, signalPause             time.Duration
 	workDir                               string
 	tolerance                             float64
@@ -38,6 +39,8 @@ func main() {
 	switch {
 	case len(args) > 0 && args[0] == "__forker":
 		err = forkerMain(args[1:])
+	case len(args) > 0 && args[0] == "__stream":
+		err = streamMain(args[1:])
 	case len(args) > 0 && args[0] == "__receiver":
 		err = receiverMain(args[1:])
 	default:
@@ -84,6 +87,7 @@ func benchMain(args []string) error {
 	fs.IntVar(&c.runs, "runs", 0, "start-up runs per init and mode (default 400, quick 40; also BENCH_RUNS)")
 	fs.IntVar(&c.orphans, "orphans", 0, "orphans to reap per init (default 20000, quick 2000)")
 	fs.IntVar(&c.batch, "batch", 1000, "orphans released at once")
+	fs.IntVar(&c.forkOrphans, "fork-orphans", 0, "orphans made one after the other with fork() per init (default 30000, quick 3000)")
 	fs.IntVar(&c.signals, "signals", 0, "signals per init (default 1000, quick 100)")
 	fs.DurationVar(&c.idle, "idle", 0, "idle window (default 10s, quick 2s)")
 	fs.DurationVar(&c.settle, "settle", time.Second, "wait after start before the idle window")
@@ -98,7 +102,7 @@ func benchMain(args []string) error {
 		c.extra = append(c.extra, v)
 		return nil
 	})
-	phaseList := fs.String("phases", "idle,startup,reap,signals", "phases to run, comma-separated (targets are checked only after all)")
+	phaseList := fs.String("phases", "idle,startup,reap,forkload,signals", "phases to run, comma-separated (targets are checked only after all)")
 	if err := fs.Parse(args); err == flag.ErrHelp {
 		os.Exit(0)
 	} else if err != nil {
@@ -110,10 +114,10 @@ func benchMain(args []string) error {
 	c.phases = map[string]bool{}
 	for _, p := range strings.Split(*phaseList, ",") {
 		switch p {
-		case "idle", "startup", "reap", "signals":
+		case "idle", "startup", "reap", "forkload", "signals":
 			c.phases[p] = true
 		default:
-			return fmt.Errorf("-phases: unknown phase %q, expected a comma-separated subset of idle,startup,reap,signals", p)
+			return fmt.Errorf("-phases: unknown phase %q, expected a comma-separated subset of idle,startup,reap,forkload,signals", p)
 		}
 	}
 	pick := func(v *int, normal, small int) {
@@ -126,6 +130,7 @@ func benchMain(args []string) error {
 	}
 	pick(&c.runs, envInt("BENCH_RUNS", 400), envInt("BENCH_RUNS", 40))
 	pick(&c.orphans, 20000, 2000)
+	pick(&c.forkOrphans, 30000, 3000)
 	pick(&c.signals, 1000, 100)
 	if c.idle == 0 {
 		c.idle = 10 * time.Second
@@ -191,6 +196,10 @@ func benchMain(args []string) error {
 		}},
 		{"reap", fmt.Sprintf("reaping %d orphans per init, %d at a time, interleaved", c.orphans, c.batch), func() (err error) {
 			rep.reap, err = measureReaping(supervisors(inits), self, c.orphans, c.batch)
+			return err
+		}},
+		{"forkload", fmt.Sprintf("%d fork() orphans one after the other per init", c.forkOrphans), func() (err error) {
+			rep.forkLoad, err = measureForkLoad(supervisors(inits), self, c.forkOrphans)
 			return err
 		}},
 		{"signals", fmt.Sprintf("signal latency, %d signals per init, interleaved", c.signals), func() (err error) {

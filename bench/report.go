@@ -24,6 +24,7 @@ type report struct {
 	startChild *startupResult
 	startPID1  *startupResult
 	reap       map[string]reapResult
+	forkLoad   map[string]forkLoadResult
 	signals    map[string]signalResult
 }
 
@@ -155,7 +156,7 @@ func (rep *report) print(w io.Writer) {
 	if rep.startChild != nil {
 		rep.printStartup(w)
 	}
-	if len(rep.reap) > 0 || len(rep.signals) > 0 {
+	if len(rep.reap) > 0 || len(rep.forkLoad) > 0 || len(rep.signals) > 0 {
 		rep.printReapSignals(w)
 	}
 	if rep.idle != nil && rep.startChild != nil && len(rep.reap) > 0 && len(rep.signals) > 0 {
@@ -202,6 +203,24 @@ func (rep *report) printReapSignals(w io.Writer) {
 			r := rep.reap[in.name]
 			fmt.Fprintf(w, "| %s | %s | %s / %s | %s |\n", in.name,
 				ms(r.batches.sum()), ms(r.batches.median()), ms(r.batches.percentile(100)), ms(r.initCPU))
+		}
+	}
+	if len(rep.forkLoad) > 0 {
+		fmt.Fprintf(w, "\n**%d fork() orphans one after the other** (each init as PID 1; a middle child forks the orphan and both exit at once, so the init is woken for each; init CPU = run time of all its threads (schedstat), context switches summed over its threads, RSS before and after the stream)\n\n", c.forkOrphans)
+		fmt.Fprintln(w, "| init | init CPU | × tini-static's | context switches | RSS before → after |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
+		base := rep.forkLoad["tini-static"].cpu
+		for _, in := range rep.inits {
+			r, ok := rep.forkLoad[in.name]
+			if !ok {
+				continue
+			}
+			ratio := "–"
+			if base > 0 {
+				ratio = fmt.Sprintf("%.2f×", float64(r.cpu)/float64(base))
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %d | %d → %d KiB (%.2f×) |\n", in.name, ms(r.cpu), ratio, r.switches,
+				r.rssBefore, r.rssAfter, float64(r.rssAfter)/float64(max(1, r.rssBefore)))
 		}
 	}
 	if len(rep.signals) == 0 {

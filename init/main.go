@@ -6,7 +6,8 @@
 //
 // The settings below keep the Go runtime from sizing GOMAXPROCS by the
 // cgroup CPU limit and from waking up periodically to follow changes of that
-// limit; the init needs neither.
+// limit; under a limit on processes the init runs on one P whatever the
+// node's CPUs (see supervisor/threads.go).
 //
 //go:debug containermaxprocs=0
 //go:debug updatemaxprocs=0

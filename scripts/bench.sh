@@ -2,8 +2,8 @@
 # Benchmarks our init side by side with the Go floor (bench/gofloor: a Go program that only
 # fork/execs and waits, built like our init) and tini, tini-static, dumb-init and catatonit
 # (Debian's packages) and prints Markdown tables on stdout: binary size, RSS and threads as
-# PID 1, idle wake-ups, start-up overhead, time to reap 20,000 orphans, signal forwarding
-# latency.
+# PID 1, idle wake-ups, start-up overhead, time to reap 20,000 orphans, the cost (CPU, context
+# switches, RSS) of 30,000 fork() orphans one after the other, signal forwarding latency.
 #
 # Usage: scripts/bench.sh [harness flags]     (as root: it uses PID namespaces)
 #   BENCH_QUICK=1  smoke run (few iterations, about 20 s)
@@ -11,7 +11,7 @@
 #   BENCH_PROFILE=1  also print `strace -c -f` of our init starting /bin/true
 #   --init PATH    benchmark this init binary instead of building ./init
 #   --also NAME=PATH  also measure another build side by side (repeatable)
-#   --phases idle,startup,reap,signals  run only some phases (targets need all)
+#   --phases idle,startup,reap,forkload,signals  run only some phases (targets need all)
 # All harness flags: go run ./bench -h
 set -euo pipefail
 

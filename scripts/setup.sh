@@ -46,7 +46,8 @@ install_packages() {
   command -v dockerd >/dev/null || missing+=(docker.io)
   [[ -x /bin/busybox ]] || missing+=(busybox-static)
   [[ -x /bin/bash-static ]] || missing+=(bash-static)
-  command -v tini >/dev/null || missing+=(tini)
+  [[ -x /usr/bin/tini-static ]] || missing+=(tini) # tini-static: the init's stress suite
+  command -v perl >/dev/null || missing+=(perl-base) # the stress suite's fork loads
   command -v dumb-init >/dev/null || missing+=(dumb-init)
   command -v catatonit >/dev/null || missing+=(catatonit)
   command -v unshare >/dev/null || missing+=(util-linux)

@@ -77,6 +77,11 @@ var (
 	dropped atomic.Int64
 )
 
+// Start starts the writer now rather than on the first message, so that its
+// thread exists before the init starts its program (see
+// supervisor/threads.go).
+func Start() { start.Do(startWriter) }
+
 // enqueue queues a line, starting the writer on the first one.
 func enqueue(parts []string) {
 	start.Do(startWriter)

@@ -6,6 +6,8 @@
 package reaper
 
 import (
+	"unsafe"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -19,17 +21,32 @@ func Reap(exited func(pid int, status unix.WaitStatus)) (remaining bool) {
 // options unix.WUNTRACED (status.Stopped() then holds; the child remains).
 func ReapOrStopped(options int, exited func(pid int, status unix.WaitStatus)) (remaining bool) {
 	for {
-		var status unix.WaitStatus
-		pid, err := unix.Wait4(-1, &status, unix.WNOHANG|options, nil)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil: // ECHILD: no children at all
-			return false
-		case pid == 0:
-			return true
+		pid, status := Next(options)
+		if pid <= 0 {
+			return pid == 0
 		}
 		exited(pid, status)
+	}
+}
+
+// Next reaps one child that has exited (with options unix.WUNTRACED, or
+// reports one that stopped), without blocking, and returns its pid and wait
+// status. It returns pid 0 when children remain but none has exited, and
+// -1 when the init has no children at all. It does not allocate, and, as
+// wait4 does not block with WNOHANG, it is a raw system call: the Go
+// runtime does not hand the thread's P over (and wake its monitor thread)
+// for it, as it does for a call that may block.
+func Next(options int) (pid int, status unix.WaitStatus) {
+	for {
+		var ws int32
+		r, _, errno := unix.RawSyscall6(unix.SYS_WAIT4, ^uintptr(0), uintptr(unsafe.Pointer(&ws)), uintptr(unix.WNOHANG|options), 0, 0, 0)
+		switch {
+		case errno == unix.EINTR:
+			continue
+		case errno != 0: // ECHILD: no children at all
+			return -1, 0
+		}
+		return int(r), unix.WaitStatus(ws)
 	}
 }
 

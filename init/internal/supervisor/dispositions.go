@@ -17,7 +17,24 @@ type kernelSigaction struct {
 	mask     uint64
 }
 
-const sigIgn = 1
+const (
+	sigDfl = 0
+	sigIgn = 1
+)
+
+// ignoredAfterFork lists the signals the init ignores once its program has
+// started (see Run).
+var ignoredAfterFork = [...]unix.Signal{unix.SIGTTIN, unix.SIGTTOU, 34}
+
+// signalSet has bit N set for signal N.
+type signalSet uint64
+
+// setDisposition sets sig's handler to SIG_DFL or SIG_IGN, beside the Go
+// runtime, for a signal the init never takes through os/signal.
+func setDisposition(sig unix.Signal, handler uintptr) {
+	act := kernelSigaction{handler: handler}
+	unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, unsafe.Sizeof(act.mask), 0, 0)
+}
 
 // ignored reports whether sig's disposition is SIG_IGN right now.
 //

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -42,10 +43,15 @@ type Supervisor struct {
 	subreaper bool // orphans of the subtree come to the init (always as PID 1)
 	child     int
 	sameGroup bool // the program runs in the init's process group (see terminal.go)
-	signals   chan os.Signal
+	continues bool // the init continues the program when it stops (see terminal.go)
+	// startIgnored says which of the signals the init ignores after the
+	// fork were ignored when it started.
+	startIgnored signalSet
+	signals      chan os.Signal
 
-	mu     sync.Mutex // held while reaping and while signalling
-	exited bool       // the program has been reaped; guarded by mu
+	mu     sync.Mutex    // held while reaping and while signalling
+	exited bool          // the program has been reaped; guarded by mu
+	reaped []reapedChild // for the debug log; reused
 }
 
 // Run starts the program at path with argv and env and returns the exit code
@@ -69,6 +75,20 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 
 	tty, foreground := terminalOwner()
 	s.sameGroup = tty && !foreground
+	s.continues = foreground && !jobControlAbove()
+	room := pidsRoom()
+	if room >= 0 && room < threadRoom {
+		return s.execInPlace(path, argv, env, "the pids limit leaves room for "+strconv.Itoa(room)+" more processes")
+	}
+	for _, sig := range ignoredAfterFork {
+		if ignored(sig) {
+			s.startIgnored |= 1 << sig
+		}
+	}
+	if room >= 0 || nprocLimited() {
+		logger.Start()
+		warmThreads()
+	}
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   env,
 		Files: []uintptr{0, 1, 2},
@@ -80,6 +100,15 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 	signal.Ignore(unix.SIGTTIN, unix.SIGTTOU)
 	if s.sameGroup {
 		signal.Reset(unix.SIGTSTP) // see terminal.go
+	}
+	// Without a handler for SIGCHLD the kernel does not interrupt a thread
+	// for each child that exits; waitid is woken all the same. 34 (glibc's
+	// SIGRTMIN) has no handler in the Go runtime either, and would kill the
+	// init when it is not PID 1 (see the README).
+	setDisposition(unix.SIGCHLD, sigDfl)
+	setDisposition(34, sigIgn)
+	if err == unix.EAGAIN {
+		return s.execInPlace(path, argv, env, "fork: "+err.Error())
 	}
 	if err != nil {
 		if foreground {
@@ -115,6 +144,29 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 	return code
 }
 
+// execInPlace execs the program in the init's own place when the init
+// cannot fork it (the pids limit is reached): without an init the program
+// would run, so it runs, without one. It returns only when execve fails.
+func (s *Supervisor) execInPlace(path string, argv, env []string, why string) int {
+	// Written here, not through the logger: its thread may not be there,
+	// and there may be no room to make it.
+	logger.Flush(execFlushTimeout)
+	unix.Write(2, []byte(logger.Prefix+"warning: unable to start "+path+" as the init's child ("+why+
+		"): executing it in the init's place, without an init\n"))
+	for _, sig := range ignoredAfterFork {
+		if s.startIgnored&(1<<sig) == 0 {
+			setDisposition(sig, sigDfl)
+		}
+	}
+	err := unix.Exec(path, argv, env)
+	perr := program.ExecError(path, err).(*program.Error)
+	s.Log.Error(perr.Error())
+	return perr.Code
+}
+
+// execFlushTimeout bounds the wait for that warning to be written.
+const execFlushTimeout = 200 * time.Millisecond
+
 // release lets go of what the init inherited for the program: the working
 // directory, so it is not kept busy, and every file descriptor above 2.
 func (s *Supervisor) release() {
@@ -138,7 +190,7 @@ func (s *Supervisor) waitProgram() unix.WaitStatus {
 // reapExited).
 func (s *Supervisor) reap() (status unix.WaitStatus, exited, remaining bool) {
 	options := 0
-	if s.sameGroup {
+	if s.sameGroup || s.continues {
 		options = unix.WUNTRACED
 	}
 	waitChild(options)
@@ -147,35 +199,49 @@ func (s *Supervisor) reap() (status unix.WaitStatus, exited, remaining bool) {
 
 // reapExited reaps, without waiting, every child that has exited, the
 // program's wait status among them when exited, and reports whether children
-// remain. With unix.WUNTRACED (the program runs in the init's group), the
-// init stops when the program stops (see terminal.go).
+// remain. With unix.WUNTRACED, when the program stops, the init stops with it
+// or continues it (see terminal.go). It allocates nothing unless the debug
+// log is on.
 func (s *Supervisor) reapExited(options int) (status unix.WaitStatus, exited, remaining bool) {
-	var pids []int
-	var statuses []unix.WaitStatus
+	debug := s.Log.DebugEnabled()
 	var stopped unix.Signal
 	s.mu.Lock()
-	remaining = reaper.ReapOrStopped(options, func(pid int, st unix.WaitStatus) {
+	for {
+		pid, st := reaper.Next(options)
+		if pid <= 0 {
+			remaining = pid == 0
+			break
+		}
 		if st.Stopped() {
 			if pid == s.child {
 				stopped = st.StopSignal()
 			}
-			return
+			continue
 		}
-		pids, statuses = append(pids, pid), append(statuses, st)
+		if debug {
+			s.reaped = append(s.reaped, reapedChild{pid, st})
+		}
 		if pid == s.child {
 			status, exited, s.exited = st, true, true
 		}
-	})
+	}
 	s.mu.Unlock()
 	if stopped != 0 {
 		s.followStop(stopped)
 	}
-	if s.Log.DebugEnabled() {
-		for i, pid := range pids {
-			s.Log.Debug("reaped pid ", strconv.Itoa(pid), ", ", describe(statuses[i]))
+	if debug {
+		for _, r := range s.reaped {
+			s.Log.Debug("reaped pid ", strconv.Itoa(r.pid), ", ", describe(r.status))
 		}
+		s.reaped = s.reaped[:0]
 	}
 	return status, exited, remaining
+}
+
+// reapedChild is a reaped child, kept for the debug log.
+type reapedChild struct {
+	pid    int
+	status unix.WaitStatus
 }
 
 // waitChild blocks until a child has exited (or, with unix.WUNTRACED,
@@ -186,10 +252,13 @@ func waitChild(options int) {
 	if options&unix.WUNTRACED != 0 {
 		options = unix.WSTOPPED
 	}
-	var info unix.Siginfo
-	for unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOWAIT|options, nil) == unix.EINTR {
+	for unix.Waitid(unix.P_ALL, 0, &waitInfo, unix.WEXITED|unix.WNOWAIT|options, nil) == unix.EINTR {
 	}
 }
+
+// waitInfo receives waitChild's siginfo, which the init does not need: a
+// global, so that a wait allocates nothing.
+var waitInfo unix.Siginfo
 
 // forwardSignals registers the real-time signals, then passes on every
 // signal that arrives while the program runs. Signals that arrive during the

@@ -1,6 +1,10 @@
 package supervisor
 
-import "golang.org/x/sys/unix"
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/pid1-buildpacks/init/init/internal/signals"
+)
 
 // When standard input is a terminal, its foreground group decides who gets
 // Ctrl-C and who may read. An init whose group owns the terminal (docker run
@@ -46,14 +50,35 @@ func (s *Supervisor) giveTerminalBack() {
 	}
 }
 
-// followStop makes the init's job stopped when the program, in the init's
-// group, stopped on sig: the shell sees only the init. A program stopped by
-// SIGTTIN or SIGTTOU after the shell had already brought the job to the
-// foreground (fg) is continued instead.
+// followStop acts on the program stopping on sig. When the init gave the
+// program the terminal and nobody above does job control (docker run -it),
+// nobody could continue it (without the init, the kernel would not have
+// stopped it as PID 1): the init continues it. Otherwise the program is in the init's
+// group: the init makes its own job stopped, so that the shell sees only
+// the init; a program stopped by SIGTTIN or SIGTTOU after the shell had
+// already brought the job to the foreground (fg) is continued instead.
 func (s *Supervisor) followStop(sig unix.Signal) {
+	if s.continues {
+		if sig == unix.SIGTSTP || sig == unix.SIGTTIN || sig == unix.SIGTTOU {
+			unix.Kill(-s.child, unix.SIGCONT)
+			s.Log.Info("continued the program, stopped by ", signals.Name(sig), ": nobody above the init does job control")
+		}
+		return
+	}
 	if _, own := terminalOwner(); own && (sig == unix.SIGTTIN || sig == unix.SIGTTOU) {
 		unix.Kill(s.child, unix.SIGCONT)
 		return
 	}
 	unix.Kill(unix.Getpid(), unix.SIGSTOP)
+}
+
+// jobControlAbove reports whether a job-control shell started the init: it
+// then leads a process group the shell gave it, in the shell's session.
+// When it leads its session (docker run -it makes PID 1 the leader of a
+// session of its own) or was started in its parent's group (sh -c, without
+// job control), nobody above it can continue a stopped program.
+func jobControlAbove() bool {
+	self := unix.Getpid()
+	sid, err := unix.Getsid(0)
+	return err == nil && sid != self && unix.Getpgrp() == self
 }

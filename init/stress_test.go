@@ -1,0 +1,295 @@
+package main_test
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/sclevine/spec"
+	"github.com/sclevine/spec/report"
+	"golang.org/x/sys/unix"
+)
+
+// The stress suite: the init under a pids limit, a reaping load and a
+// terminal nobody does job control on, side by side with tini-static and
+// with the program alone as PID 1 where a figure is compared. Each spec is
+// bounded in time and uses a pids cgroup of its own (cgroup_test.go). It is
+// TestStress, not part of TestInit: the arm64 run under qemu leaves it out.
+
+const tiniStatic = "/usr/bin/tini-static"
+
+// forkLoop is a perl program (perl-base is in every Debian) whose child
+// forks children that exit at once in a loop, retrying every 10 ms when the
+// pids limit refuses, while the program exits 7 after 1 s.
+const forkLoop = `(perl -e 'for(;;){ my $p=fork; if(!defined $p){select(undef,undef,undef,0.01); next} exit 0 if !$p }' &); sleep 1; exit 7`
+
+// orphans makes n orphans of PID 1 with fork(): a child forks a grandchild
+// and both exit at once; the grandchild falls to PID 1, which reaps it.
+func orphans(n int) string {
+	return `perl -e 'for (1..` + strconv.Itoa(n) + `) { my $p = fork; if (!defined $p) { select(undef,undef,undef,0.001); redo } if (!$p) { fork; exit 0 } waitpid($p, 0) }'`
+}
+
+func TestStress(t *testing.T) {
+	suite := spec.New("stress", spec.Report(report.Terminal{}), spec.Sequential())
+	suite("PidsLimit", testStressPidsLimit)
+	suite("Reaping", testStressReaping)
+	suite("JobControl", testStressJobControl)
+	suite.Run(t)
+}
+
+// pid1 is a program started as PID 1 of a new PID namespace.
+type pid1 struct {
+	cmd     *exec.Cmd
+	hostPID int
+	stderr  *syncBuffer
+}
+
+// startAsPID1 starts argv as PID 1 of a new PID namespace through prefix
+// (a pids cgroup's) with env added.
+func startAsPID1(t *testing.T, prefix []string, env []string, argv ...string) *pid1 {
+	t.Helper()
+	cmd := pid1Command(prefix, argv)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	return &pid1{cmd: cmd, hostPID: startNamespace(t, cmd), stderr: &stderr}
+}
+
+// pid1Command is argv as PID 1 of a new PID namespace, through prefix.
+func pid1Command(prefix, argv []string) *exec.Cmd {
+	full := append(append(append([]string{}, prefix...), "unshare", "--pid", "--fork", "--mount-proc", "--kill-child"), argv...)
+	return exec.Command(full[0], full[1:]...)
+}
+
+// startNamespace starts cmd (a pid1Command), kills it at the end of the
+// test, and returns the host pid of its PID 1.
+func startNamespace(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	g := NewWithT(t)
+	g.Expect(cmd.Start()).To(Succeed())
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	var pid int
+	g.Eventually(func() int { pid = childOf(cmd.Process.Pid); return pid }, 5*time.Second, time.Millisecond).ShouldNot(BeZero(), "unshare started nothing")
+	return pid
+}
+
+// status returns a field of /proc/PID/status as a number (Threads, VmRSS in
+// KiB), or -1.
+func status(pid int, field string) int {
+	for _, line := range strings.Split(readFile("/proc/"+strconv.Itoa(pid)+"/status"), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, err := strconv.Atoi(strings.Fields(v)[0])
+			if err == nil {
+				return n
+			}
+		}
+	}
+	return -1
+}
+
+// cpu returns the user and system CPU time pid has used, from /proc.
+func cpu(pid int) time.Duration {
+	s := readFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 13 {
+		return -1
+	}
+	utime, _ := strconv.Atoi(fields[11])
+	stime, _ := strconv.Atoi(fields[12])
+	return time.Duration(utime+stime) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+}
+
+// contextSwitches sums the voluntary and involuntary context switches of
+// every thread of pid.
+func contextSwitches(pid int) int {
+	n := 0
+	tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	for _, task := range tasks {
+		for _, line := range strings.Split(readFile("/proc/"+strconv.Itoa(pid)+"/task/"+task.Name()+"/status"), "\n") {
+			if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+				c, _ := strconv.Atoi(strings.TrimSpace(v))
+				n += c
+			} else if v, ok := strings.CutPrefix(line, "nonvoluntary_ctxt_switches:"); ok {
+				c, _ := strconv.Atoi(strings.TrimSpace(v))
+				n += c
+			}
+		}
+	}
+	return n
+}
+
+func stressPrerequisites(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(setupErr).NotTo(HaveOccurred())
+	for _, tool := range []string{tiniStatic, "perl"} {
+		_, err := exec.LookPath(tool)
+		g.Expect(err).NotTo(HaveOccurred(), "the stress suite needs %s (Debian's tini and perl-base; scripts/setup.sh installs them)", tool)
+	}
+}
+
+func testStressPidsLimit(t *testing.T, context spec.G, it spec.S) {
+	var Expect = NewWithT(t).Expect
+
+	it.Before(func() { stressPrerequisites(t) })
+
+	// exitCode runs program under argv as PID 1 in a pids cgroup of max
+	// tasks and returns how it exited and the init's last words.
+	exitCode := func(max int, env []string, argv ...string) (int, string) {
+		cg := newPidsCgroup(t, max)
+		p := startAsPID1(t, cg.Prefix(), env, append(argv, "sh", "-c", forkLoop)...)
+		code, _ := waitAtMost(t, p.cmd, 20*time.Second)
+		last := strings.TrimSpace(p.stderr.String())
+		if i := strings.Index(last, "\n"); i >= 0 {
+			last = last[:i]
+		}
+		return code, last
+	}
+
+	for _, max := range []int{12, 300} {
+		it("runs the program to its exit code at pids.max="+itoa(max)+", with GOMAXPROCS=64, as tini and no init do", func() {
+			env := []string{"GOMAXPROCS=64"}
+			var codes []string
+			for range 4 {
+				code, last := exitCode(max, env, initArgv()...)
+				codes = append(codes, fmt.Sprintf("%d (%s)", code, last))
+			}
+			tini, _ := exitCode(max, env, tiniStatic, "-s", "--")
+			alone, _ := exitCode(max, env)
+			t.Logf("pids.max=%d: ours %v, tini-static %d, no init %d", max, codes, tini, alone)
+			Expect(tini).To(Equal(7))
+			Expect(alone).To(Equal(7))
+			for _, c := range codes {
+				Expect(c).To(HavePrefix("7 "), "every run of the init exits with the program's code: %v", codes)
+			}
+		})
+	}
+
+	it("makes no thread once the program runs, with GOMAXPROCS=64, under 20,000 fork() orphans logged at debug level", func() {
+		// Each "reaped" line is allocated: the garbage collector runs.
+		cg := newPidsCgroup(t, 1000)
+		p := startAsPID1(t, cg.Prefix(), []string{"GOMAXPROCS=64", "BPL_INIT_LOG_LEVEL=debug"}, append(initArgv(), "sh", "-c", "sleep 0.5; "+orphans(20000)+"; sleep 0.5")...)
+		time.Sleep(300 * time.Millisecond)
+		atStart := status(p.hostPID, "Threads")
+		most := atStart
+		done := make(chan struct{})
+		go func() { p.cmd.Wait(); close(done) }()
+	sample:
+		for {
+			select {
+			case <-done:
+				break sample
+			case <-time.After(20 * time.Millisecond):
+				most = max(most, status(p.hostPID, "Threads"))
+			}
+		}
+		tini := startAsPID1(t, nil, nil, tiniStatic, "-s", "--", "sleep", "1")
+		time.Sleep(100 * time.Millisecond)
+		t.Logf("threads: ours %d at start, at most %d under load; tini-static %d", atStart, most, status(tini.hostPID, "Threads"))
+		Expect(p.cmd.ProcessState.ExitCode()).To(Equal(0), p.stderr.String()[max(0, len(p.stderr.String())-2000):])
+		Expect(most).To(Equal(atStart), "no thread made under load")
+	})
+}
+
+func testStressReaping(t *testing.T, context spec.G, it spec.S) {
+	var Expect = NewWithT(t).Expect
+
+	it.Before(func() { stressPrerequisites(t) })
+
+	// load runs n fork() orphans under argv as PID 1 and returns the CPU
+	// time, context switches and RSS (KiB) of PID 1 for them, and its RSS
+	// before.
+	type figures struct {
+		cpu          time.Duration
+		switches     int
+		rss, rssIdle int
+	}
+	load := func(n int, argv ...string) figures {
+		// The program waits for a line on its stdin, makes the orphans,
+		// then waits for another line.
+		full := append(append([]string{}, argv...), "sh", "-c", "read x; "+orphans(n)+"; echo done; read x")
+		cg := newPidsCgroup(t, 1000)
+		p := startAsPID1WithStdin(t, cg.Prefix(), full...)
+		time.Sleep(200 * time.Millisecond)
+		var f figures
+		f.rssIdle = status(p.hostPID, "VmRSS")
+		cpu0, sw0 := cpu(p.hostPID), contextSwitches(p.hostPID)
+		io.WriteString(p.stdin, "go\n")
+		NewWithT(t).Eventually(p.stdout.String, 60*time.Second, 10*time.Millisecond).Should(ContainSubstring("done"))
+		time.Sleep(100 * time.Millisecond)
+		f.cpu, f.switches = cpu(p.hostPID)-cpu0, contextSwitches(p.hostPID)-sw0
+		f.rss = status(p.hostPID, "VmRSS")
+		p.stdin.Close()
+		waitAtMost(t, p.cmd, 10*time.Second)
+		return f
+	}
+
+	it("reaps 30,000 fork() orphans with RSS within 1.2x of its start, CPU side by side with tini-static's", func() {
+		const n = 30000
+		ours := load(n, initArgv()...)
+		tini := load(n, tiniStatic, "-s", "--")
+		t.Logf("%d fork() orphans: ours CPU %s, %d context switches, RSS %d KiB (%d KiB before); tini-static CPU %s, %d context switches, RSS %d KiB (%d KiB before)",
+			n, ours.cpu, ours.switches, ours.rss, ours.rssIdle, tini.cpu, tini.switches, tini.rss, tini.rssIdle)
+		Expect(float64(ours.rss)).To(BeNumerically("<=", 1.2*float64(ours.rssIdle)), "RSS after the orphans")
+		// The CPU is not held to tini's: see the README (Benchmark) for
+		// where the rest goes (the Go runtime's sysmon thread wakes twice
+		// for each wait that blocks).
+	})
+}
+
+// withStdin is a program started as PID 1 whose stdin the test writes.
+type withStdin struct {
+	*pid1
+	stdin  io.WriteCloser
+	stdout *syncBuffer
+}
+
+func startAsPID1WithStdin(t *testing.T, prefix []string, argv ...string) *withStdin {
+	t.Helper()
+	cmd := pid1Command(prefix, argv)
+	stdin, err := cmd.StdinPipe()
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	pid := startNamespace(t, cmd)
+	return &withStdin{pid1: &pid1{cmd: cmd, hostPID: pid, stderr: &stderr}, stdin: stdin, stdout: &stdout}
+}
+
+func testStressJobControl(t *testing.T, context spec.G, it spec.S) {
+	var (
+		Expect     = NewWithT(t).Expect
+		Eventually = NewWithT(t).Eventually
+	)
+
+	it.Before(func() { Expect(setupErr).NotTo(HaveOccurred()) })
+
+	it("continues a program stopped by Ctrl-Z when the init leads the session (docker run -it) and nobody above does job control", func() {
+		// script(1) makes a session on a new terminal; its shell execs the
+		// init, which leads the session, as PID 1 of docker run -it does.
+		cmd, stdin, out := onTerminal(t, "exec "+initLine()+" -- "+helperBin+" tty")
+		Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(MatchRegexp(ttyReport.String()))
+		m := ttyReport.FindStringSubmatch(out.String())
+		program, _ := strconv.Atoi(m[1])
+		sid, _ := unix.Getsid(program)
+		Expect(strconv.Itoa(sid)).To(Equal(m[2]), "the init leads the session")
+		_, err := io.WriteString(stdin, "\x1a")
+		Expect(err).NotTo(HaveOccurred())
+		time.Sleep(300 * time.Millisecond)
+		_, err = io.WriteString(stdin, "q\n")
+		Expect(err).NotTo(HaveOccurred())
+		code, _ := waitAtMost(t, cmd, 5*time.Second)
+		state, _ := stat(program)
+		Expect(code).To(Equal(5), "the program read its line (its state: %q):\n%s", state, out.String())
+		Expect(out.String()).To(ContainSubstring("bye"))
+	})
+}
