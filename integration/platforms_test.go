@@ -365,6 +365,34 @@ func testPlatforms(t *testing.T, context spec.G, it spec.S) {
 		})
 	}
 
+	// What the builder that enforces everywhere adds the order for: the [system.post]-only builder
+	// (examples/builder.toml) driven the same ways wraps at 0.15 only.
+	it("leaves every type of the [system.post]-only builder unwrapped below Platform API 0.15 with creator and with the phases, and wraps at 0.15", func() {
+		runImage := platformRunImage(t)
+		for _, api := range platformAPIs {
+			apiTag := strings.ReplaceAll(api, ".", "")
+			cacheVolume := volumes(t, "system-phases-"+apiTag, "cache")["cache"]
+			for _, b := range []platformBuild{
+				{Mode: "creator", PlatformAPI: api, Builder: builderSystem,
+					Image: platformRepository("app-system-creator-" + apiTag), Cache: platformRepository("cache-system-creator-" + apiTag)},
+				{Mode: "phases", PlatformAPI: api, Builder: builderSystem,
+					Image: platformRepository("app-system-phases-" + apiTag), Cache: cacheVolume},
+			} {
+				output := b.build(t, runImage)
+				if api == "0.15" {
+					expectWrappedOnce(t, b.Image, output)
+					continue
+				}
+				Expect(buildpackIDs(t, b.Image)).To(Equal([]string{"samples/legacy", "samples/processes"}), "%s at Platform API %s ignores [system.post]", b.Mode, api)
+				types := processesByType(t, b.Image)
+				Expect(types).NotTo(BeEmpty())
+				for typ, p := range types {
+					Expect(p.Command[0]).NotTo(Equal(initPath), "%s of %s at Platform API %s", typ, b.Mode, api)
+				}
+			}
+		}
+	})
+
 	it("keeps every type wrapped when the lifecycle's rebaser or pack rebase moves the image to a new run image", func() {
 		runImage, newRun := platformRunImage(t), newRunImage(t)
 		newRunTop := docker(t, "image", "inspect", "--format", "{{json .RootFS.Layers}}", newRun)
