@@ -241,6 +241,19 @@ func (b platformBuild) build(t *testing.T, runImage string) string {
 	return output.String()
 }
 
+// bothModes are the first builds of the sample app with builder at Platform API api by creator
+// (a cache image) and by the phases (a cache volume), into repositories named after name.
+func bothModes(t *testing.T, builder, api, name string) []platformBuild {
+	t.Helper()
+	apiTag := strings.ReplaceAll(api, ".", "")
+	return []platformBuild{
+		{Mode: "creator", PlatformAPI: api, Builder: builder,
+			Image: platformRepository(name + "-creator-" + apiTag), Cache: platformRepository(name + "-cache-creator-" + apiTag)},
+		{Mode: "phases", PlatformAPI: api, Builder: builder,
+			Image: platformRepository(name + "-phases-" + apiTag), Cache: volumes(t, name+"-phases-"+apiTag, "cache")["cache"]},
+	}
+}
+
 // pullBack pulls image from the registry into the daemon, replacing any older copy, and removes
 // it from the daemon when the test ends.
 func pullBack(t *testing.T, image string) {
@@ -341,13 +354,7 @@ func testPlatforms(t *testing.T, context spec.G, it spec.S) {
 			t.Logf("without the init at Platform API %s: %+v", api, expected)
 			Expect(pid1Cmdline(t, without.Image)).To(HavePrefix("/workspace/bin/sample-app serve"))
 
-			cacheVolume := volumes(t, "phases-"+apiTag, "cache")["cache"]
-			for _, b := range []platformBuild{
-				{Mode: "creator", PlatformAPI: api, Builder: builderEverywhere,
-					Image: platformRepository("app-creator-" + apiTag), Cache: platformRepository("cache-creator-" + apiTag)},
-				{Mode: "phases", PlatformAPI: api, Builder: builderEverywhere,
-					Image: platformRepository("app-phases-" + apiTag), Cache: cacheVolume},
-			} {
+			for _, b := range bothModes(t, builderEverywhere, api, "app") {
 				output := b.build(t, runImage)
 				expectWrappedOnce(t, b.Image, output)
 				Expect(processesByType(t, b.Image)).To(HaveLen(len(processesByType(t, without.Image))))
@@ -364,6 +371,27 @@ func testPlatforms(t *testing.T, context spec.G, it spec.S) {
 			}
 		})
 	}
+
+	// What the builder that enforces everywhere adds the order for: the [system.post]-only builder
+	// (examples/builder.toml) driven the same ways wraps at 0.15 only.
+	it("leaves every type of the [system.post]-only builder unwrapped below Platform API 0.15 with creator and with the phases, and wraps at 0.15", func() {
+		runImage := platformRunImage(t)
+		for _, api := range platformAPIs {
+			for _, b := range bothModes(t, builderSystem, api, "app-system") {
+				output := b.build(t, runImage)
+				if api == "0.15" {
+					expectWrappedOnce(t, b.Image, output)
+					continue
+				}
+				Expect(buildpackIDs(t, b.Image)).To(Equal([]string{"samples/legacy", "samples/processes"}), "%s at Platform API %s ignores [system.post]", b.Mode, api)
+				types := processesByType(t, b.Image)
+				Expect(types).NotTo(BeEmpty())
+				for typ, p := range types {
+					Expect(p.Command[0]).NotTo(Equal(initPath), "%s of %s at Platform API %s", typ, b.Mode, api)
+				}
+			}
+		}
+	})
 
 	it("keeps every type wrapped when the lifecycle's rebaser or pack rebase moves the image to a new run image", func() {
 		runImage, newRun := platformRunImage(t), newRunImage(t)

@@ -287,6 +287,20 @@ func testBuild(t *testing.T, context spec.G, it spec.S) {
 		Expect(written).To(BeFalse())
 	})
 
+	// The lifecycle applies an unsuffixed build-config env file as a default (env.WithOverrides
+	// in lifecycle 0.21.11), so only the override suffix wins over the app developer's value.
+	it("only warns when the builder sets BP_INIT_ENABLED in the build-config env without the override suffix", func() {
+		for _, name := range []string{"BP_INIT_ENABLED", "BP_INIT_ENABLED.default", "BP_INIT_ENABLED.append", "BP_INIT_ENABLED.prepend", "BP_INIT_ENABLED.delim"} {
+			w := newWorkspace(t)
+			w.group([2]string{ownID, "0.10"}, [2]string{"z/late", "0.10"})
+			w.write(filepath.Join(w.buildConfig, "env", name), "true")
+
+			out, exit := w.build()
+			Expect(exit.err).NotTo(HaveOccurred(), name)
+			Expect(out).To(ContainSubstring("Warning: pid1-buildpacks/init is not the last buildpack of the group: process types of z/late will not be wrapped"), name)
+		}
+	})
+
 	it("builds when the builder locks BP_INIT_ENABLED and it is last", func() {
 		w.group([2]string{"a/one", "0.10"}, [2]string{ownID, "0.10"})
 		w.launch("a/one", "[[processes]]\ntype = \"web\"\ncommand = [\"w\"]\n")
