@@ -200,6 +200,30 @@ func testAudit(t *testing.T, context spec.G, it spec.S) {
 			}
 		}
 
+		// A layer on top that replaces the init or the launcher: the files are not those the
+		// lifecycle exported (io.buildpacks.lifecycle.metadata names their layers).
+		for _, c := range []tc{
+			{name: "the init replaced by a script", image: "pid1-it/audit-image-init-script:latest",
+				files: map[string]string{"init": "#!/bin/sh\nshift\nexec \"$@\"\n"}, lines: []string{"COPY init " + layer + "/sbin/init"},
+				expected: []string{": the init " + layer + "/sbin/init is written by layer "}},
+			{name: "the launcher replaced by a script", image: "pid1-it/audit-image-launcher-script:latest",
+				files: map[string]string{"launcher": "#!/bin/sh\nexec /workspace/bin/sample-app serve\n"}, lines: []string{"COPY launcher /cnb/lifecycle/launcher"},
+				expected: []string{": the launcher /cnb/lifecycle/launcher is written by layer "}},
+		} {
+			derive(c.image, settings.With, c.files, c.lines...)
+			r := audit("image", c.image)
+			t.Logf("%s: audit image %s: exit %d\n%s", c.name, c.image, r.ExitCode, r.Output)
+			Expect(r.ExitCode).To(Equal(1), r.Output)
+			Expect(lines(r)).To(ContainElement(HavePrefix(c.image + c.expected[0])))
+		}
+
+		// The launcher started as itself has no default process type: it runs the image's
+		// command without the init.
+		image := "pid1-it/audit-image-cmd:latest"
+		derive(image, settings.With, nil, `ENTRYPOINT ["/cnb/lifecycle/launcher"]`, `CMD ["/workspace/bin/sample-app", "echo"]`)
+		r := audit("image", image)
+		Expect(r.ExitCode).To(Equal(1), r.Output)
+		Expect(lines(r)).To(Equal([]string{image + `: docker run starts ["/workspace/bin/sample-app" "echo"]: the launcher, started as /cnb/lifecycle/launcher, has no default process type and runs it without the init`}))
 	})
 
 	it("says which images start every process type through an init", func() {
