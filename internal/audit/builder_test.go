@@ -124,6 +124,8 @@ func testBuilder(t *testing.T, context spec.G, it spec.S) {
 		{name: "a default of true, which app developers can change", covered: true,
 			optOut: "app developers can opt out with BP_INIT_ENABLED=false (/cnb/build-config/env/BP_INIT_ENABLED: a default)",
 			layers: []map[string]string{{envDir + "BP_INIT_ENABLED": "true"}}},
+		{name: "a file named with an empty suffix (the lifecycle prepends it, joined by ':')", layers: []map[string]string{{envDir + "BP_INIT_ENABLED.": "false"}},
+			problems: []string{`/cnb/build-config/env/BP_INIT_ENABLED. sets BP_INIT_ENABLED="false" unless the app developer sets it: images are not wrapped by default`}},
 		{name: "an append of false", layers: []map[string]string{{envDir + "BP_INIT_ENABLED.append": "false"}},
 			problems: []string{`/cnb/build-config/env/BP_INIT_ENABLED.append sets BP_INIT_ENABLED="false" unless the app developer sets it: images are not wrapped by default`}},
 		{name: "a prepend of false", layers: []map[string]string{{envDir + "BP_INIT_ENABLED.prepend": "false"}},
