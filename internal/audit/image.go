@@ -71,8 +71,8 @@ func Image(ref string, img v1.Image) (Report, error) {
 	}
 	if problem := auditEntrypoint(cfg.Config, fs, app.processes); problem != "" {
 		r.Problems = append(r.Problems, problem)
-	} else if len(fs.entries) > 0 {
-		if problem := auditExported(fs, cfg, launcherPath, "the launcher", exported.Launcher.SHA); problem != "" {
+	} else if len(cfg.RootFS.DiffIDs) > 0 {
+		if problem := auditExported(fs, cfg, launcherPath, "the launcher", exported.Launcher.SHA, LifecycleMetadataLabel); problem != "" {
 			r.Problems = append(r.Problems, problem)
 		}
 	}
@@ -91,9 +91,9 @@ func Image(ref string, img v1.Image) (Report, error) {
 			pr.Init = name
 		default:
 			pr.Init = InitBuildpackID
-			if !checked[name] && len(fs.entries) > 0 {
+			if !checked[name] && len(cfg.RootFS.DiffIDs) > 0 {
 				checked[name] = true
-				if problem := auditExported(fs, cfg, name, "the init", exported.layerOf(InitBuildpackID, initlayer.LayerName)); problem != "" {
+				if problem := auditExported(fs, cfg, name, "the init", exported.layerOf(InitBuildpackID, initlayer.LayerName), LifecycleMetadataLabel); problem != "" {
 					r.Problems = append(r.Problems, problem)
 				}
 			}

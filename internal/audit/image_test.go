@@ -199,7 +199,7 @@ func testImage(t *testing.T, context spec.G, it spec.S) {
 			r, err := audit.Image("i", withLayers(t, img, map[string]string{"layers/pid1-buildpacks_init/init/sbin/init": "#!/bin/sh\nshift; exec \"$@\""}))
 			Expect(err).NotTo(HaveOccurred())
 			Expect(r.Covered).To(BeFalse())
-			Expect(r.Problems).To(ConsistOf(MatchRegexp(`^the init /layers/pid1-buildpacks_init/init/sbin/init is written by layer 3 \(sha256:[0-9a-f]+\), not by the layer the lifecycle exported`)))
+			Expect(r.Problems).To(ConsistOf(MatchRegexp(`^the init /layers/pid1-buildpacks_init/init/sbin/init is written by layer 3 \(sha256:[0-9a-f]+\), not by the layer label io.buildpacks.lifecycle.metadata records`)))
 		})
 
 		it("reports a launcher replaced by a script", func() {
