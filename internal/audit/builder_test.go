@@ -188,7 +188,7 @@ func testBuilder(t *testing.T, context spec.G, it spec.S) {
 		var img v1.Image
 		it.Before(func() {
 			img = withLayers(t, syntheticImage(t, builderLabels("0.21.11", "0.15", initLast, "")),
-				map[string]string{bpDir + "buildpack.toml": "api = \"0.10\"", bpDir + "bin/main": "ELF", bpDir + "bin/build": "->main", bpDir + "bin/detect": "->main"})
+				map[string]string{bpDir + "buildpack.toml": "api = \"0.10\"", bpDir + "bin/main": "ELF", bpDir + "bin/init": "ELF", bpDir + "bin/build": "->main", bpDir + "bin/detect": "->main"})
 			cfg, err := img.ConfigFile()
 			Expect(err).NotTo(HaveOccurred())
 			img = withConfig(t, img, func(c *v1.Config) {
@@ -206,8 +206,13 @@ func testBuilder(t *testing.T, context spec.G, it spec.S) {
 			r, err := audit.Builder("b", withLayers(t, img, map[string]string{bpDir + "bin/main": "#!/bin/sh\nexit 0"}), "")
 			Expect(err).NotTo(HaveOccurred())
 			Expect(r.Covered).To(BeFalse())
-			Expect(r.Problems).To(HaveLen(2))
-			Expect(r.Problems[0]).To(MatchRegexp(`^pid1-buildpacks/init's /cnb/buildpacks/pid1-buildpacks_init/0.1.0/bin/detect is written by layer 2 \(sha256:[0-9a-f]+\), not by the layer label io.buildpacks.buildpack.layers records`))
+			Expect(r.Problems).To(ConsistOf(MatchRegexp(`^pid1-buildpacks/init's /cnb/buildpacks/pid1-buildpacks_init/0.1.0/bin/main is written by layer 2 \(sha256:[0-9a-f]+\), not by the layer label io.buildpacks.buildpack.layers records`)))
+		})
+
+		it("reports an init binary replaced in the buildpack", func() {
+			r, err := audit.Builder("b", withLayers(t, img, map[string]string{bpDir + "bin/init": "#!/bin/sh"}), "")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.Problems).To(ConsistOf(MatchRegexp(`^pid1-buildpacks/init's /cnb/buildpacks/pid1-buildpacks_init/0.1.0/bin/init is written by layer 2 `)))
 		})
 
 		it("reports a version the builder does not hold", func() {

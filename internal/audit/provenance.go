@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -69,8 +70,8 @@ const BuildpackLayersLabel = "io.buildpacks.buildpack.layers"
 
 // auditInitBuildpack returns why the init buildpack the order and [system] name is not the one
 // pack put in the builder: for each version (every one the label names, for an entry without a
-// version), its bin/detect, bin/build and buildpack.toml must be written by the layer the label
-// records for it. A builder without the label or without layers (made for a test) is not checked.
+// version), its bin/detect, bin/build and buildpack.toml must be there, and they and every
+// other file under its directory (the init binary) written by the layer the label records for it. A builder without the label or without layers (made for a test) is not checked.
 func auditInitBuildpack(fs builderFS, cfg *v1.ConfigFile, in builderInputs) ([]string, error) {
 	var layers map[string]map[string]struct {
 		LayerDiffID string `json:"layerDiffID"`
@@ -105,9 +106,20 @@ func auditInitBuildpack(fs builderFS, cfg *v1.ConfigFile, in builderInputs) ([]s
 		}
 		dir := path.Join("/cnb/buildpacks", launch.EscapeID(InitBuildpackID), v)
 		for _, f := range []string{"buildpack.toml", "bin/detect", "bin/build"} {
-			if problem := auditExported(fs, cfg, path.Join(dir, f), InitBuildpackID+"'s", diffID, BuildpackLayersLabel); problem != "" {
+			if problem := auditExported(fs, cfg, path.Join(dir, f), InitBuildpackID+"'s", "", BuildpackLayersLabel); problem != "" {
 				problems = append(problems, problem)
 			}
+		}
+		// Each file of the buildpack, the init binary it copies into every image too.
+		var changed []string
+		for name, e := range fs.entries {
+			if strings.HasPrefix(name, cleanPath(dir)+"/") && e.Type != tar.TypeDir && e.Layer < len(cfg.RootFS.DiffIDs) && cfg.RootFS.DiffIDs[e.Layer].String() != diffID {
+				changed = append(changed, "/"+name)
+			}
+		}
+		for _, name := range slices.Sorted(slices.Values(changed)) {
+			problems = append(problems, fmt.Sprintf("%s's %s is written by layer %d (%s), not by the layer label %s records (%s): it is not the file pack put there",
+				InitBuildpackID, name, fs.entries[cleanPath(name)].Layer+1, cfg.RootFS.DiffIDs[fs.entries[cleanPath(name)].Layer], BuildpackLayersLabel, diffID))
 		}
 	}
 	return problems, nil
