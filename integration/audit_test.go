@@ -121,6 +121,9 @@ func testAudit(t *testing.T, context spec.G, it spec.S) {
 			{name: "BP_INIT_ENABLED.append=false", builder: "pid1-it/audit-builder-append:latest", base: builderWith,
 				files: map[string]string{"BP_INIT_ENABLED.append": "false"}, lines: []string{"COPY BP_INIT_ENABLED.append /cnb/build-config/env/"},
 				exit: 1, expected: []string{`: /cnb/build-config/env/BP_INIT_ENABLED.append sets BP_INIT_ENABLED="false" unless the app developer sets it: images are not wrapped by default`}},
+			{name: "BP_INIT_ENABLED. (an empty suffix: the lifecycle's prepend-path)", builder: "pid1-it/audit-builder-dot:latest", base: builderWith,
+				files: map[string]string{"BP_INIT_ENABLED.": "false"}, lines: []string{"COPY BP_INIT_ENABLED. /cnb/build-config/env/"},
+				exit: 1, expected: []string{`: /cnb/build-config/env/BP_INIT_ENABLED. sets BP_INIT_ENABLED="false" unless the app developer sets it: images are not wrapped by default`}},
 			{name: "an override of BP_INIT_PROCESS_TYPES", builder: "pid1-it/audit-builder-types:latest", base: builderWith,
 				files: map[string]string{"BP_INIT_PROCESS_TYPES.override": "none"}, lines: []string{"COPY BP_INIT_PROCESS_TYPES.override /cnb/build-config/env/"},
 				exit: 1, expected: []string{`: /cnb/build-config/env/BP_INIT_PROCESS_TYPES.override sets BP_INIT_PROCESS_TYPES="none": only process type none is wrapped, every other process type starts without the init`}},
@@ -145,8 +148,16 @@ func testAudit(t *testing.T, context spec.G, it spec.S) {
 			}
 			Expect(lines(r)).To(Equal(expected))
 		}
+		// The init buildpack's bin/build replaced by a layer on top: pack builds unwrapped images.
+		replaced := "pid1-it/audit-builder-build-replaced:latest"
+		derive(replaced, builderWith, map[string]string{"build": "#!/bin/sh\nexit 0\n"},
+			"COPY build /cnb/buildpacks/pid1-buildpacks_init/0.1.0/bin/build")
+		r := audit("builder", replaced)
+		Expect(r.ExitCode).To(Equal(1), r.Output)
+		Expect(lines(r)).To(ConsistOf(HavePrefix(replaced + ": pid1-buildpacks/init's /cnb/buildpacks/pid1-buildpacks_init/0.1.0/bin/build is written by layer ")))
+
 		// Only at Platform API 0.15 does the whiteout show on its own: the lock is gone.
-		r := audit("builder", "--platform-api", "0.15", "pid1-it/audit-builder-unlocked:latest")
+		r = audit("builder", "--platform-api", "0.15", "pid1-it/audit-builder-unlocked:latest")
 		Expect(r.ExitCode).To(Equal(0), r.Output)
 		Expect(r.Stdout).To(HaveSuffix("; app developers can opt out with BP_INIT_ENABLED=false\n"))
 
@@ -200,6 +211,30 @@ func testAudit(t *testing.T, context spec.G, it spec.S) {
 			}
 		}
 
+		// A layer on top that replaces the init or the launcher: the files are not those the
+		// lifecycle exported (io.buildpacks.lifecycle.metadata names their layers).
+		for _, c := range []tc{
+			{name: "the init replaced by a script", image: "pid1-it/audit-image-init-script:latest",
+				files: map[string]string{"init": "#!/bin/sh\nshift\nexec \"$@\"\n"}, lines: []string{"COPY init " + layer + "/sbin/init"},
+				expected: []string{": the init " + layer + "/sbin/init is written by layer "}},
+			{name: "the launcher replaced by a script", image: "pid1-it/audit-image-launcher-script:latest",
+				files: map[string]string{"launcher": "#!/bin/sh\nexec /workspace/bin/sample-app serve\n"}, lines: []string{"COPY launcher /cnb/lifecycle/launcher"},
+				expected: []string{": the launcher /cnb/lifecycle/launcher is written by layer "}},
+		} {
+			derive(c.image, settings.With, c.files, c.lines...)
+			r := audit("image", c.image)
+			t.Logf("%s: audit image %s: exit %d\n%s", c.name, c.image, r.ExitCode, r.Output)
+			Expect(r.ExitCode).To(Equal(1), r.Output)
+			Expect(lines(r)).To(ContainElement(HavePrefix(c.image + c.expected[0])))
+		}
+
+		// The launcher started as itself has no default process type: it runs the image's
+		// command without the init.
+		image := "pid1-it/audit-image-cmd:latest"
+		derive(image, settings.With, nil, `ENTRYPOINT ["/cnb/lifecycle/launcher"]`, `CMD ["/workspace/bin/sample-app", "echo"]`)
+		r := audit("image", image)
+		Expect(r.ExitCode).To(Equal(1), r.Output)
+		Expect(lines(r)).To(Equal([]string{image + `: docker run starts ["/workspace/bin/sample-app" "echo"]: the launcher, started as /cnb/lifecycle/launcher, has no default process type and runs it without the init`}))
 	})
 
 	it("says which images start every process type through an init", func() {

@@ -20,7 +20,8 @@ type envFile struct {
 	// directory's default action (default in the build config, override in a layer).
 	Variable, Action string
 	Value            string
-	// Delim joins an append or a prepend (NAME.delim in the same directory; nothing without).
+	// Delim joins an append or a prepend (NAME.delim in the same directory; nothing without,
+	// ':' for NAME., the lifecycle's prepend-path).
 	Delim string
 }
 
@@ -66,12 +67,17 @@ func (e *envFiles) readEnvDir(fs builderFS, dir, defaultAction string) error {
 		switch action {
 		case "default", "override", "append", "prepend":
 			read = append(read, envFile{Path: shown, Variable: variable, Action: action, Value: string(contents)})
+		case "":
+			// NAME. is the lifecycle's prepend-path action: a prepend joined by ':' without a delim.
+			read = append(read, envFile{Path: shown, Variable: variable, Action: "prepend", Value: string(contents), Delim: ":"})
 		case "delim":
 			delims[variable] = string(contents)
 		}
 	}
 	for i := range read {
-		read[i].Delim = delims[read[i].Variable]
+		if delim, ok := delims[read[i].Variable]; ok {
+			read[i].Delim = delim
+		}
 	}
 	e.files = append(e.files, read...)
 	return nil

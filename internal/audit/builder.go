@@ -39,6 +39,7 @@ func Builder(ref string, img v1.Image, platformAPI string) (Report, error) {
 
 	note, envProblems, envWarnings := auditBuildEnv(in.env)
 	r.Warnings = append(r.Warnings, envWarnings...)
+	r.Problems = append(r.Problems, in.problems...)
 	r.Problems = append(r.Problems, auditSystem(in, platforms)...)
 	var groupProblems []platformProblem
 	for _, v := range platforms {

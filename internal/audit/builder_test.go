@@ -3,6 +3,8 @@ package audit_test
 import (
 	"testing"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
 	. "github.com/onsi/gomega"
 	"github.com/sclevine/spec"
 
@@ -124,6 +126,8 @@ func testBuilder(t *testing.T, context spec.G, it spec.S) {
 		{name: "a default of true, which app developers can change", covered: true,
 			optOut: "app developers can opt out with BP_INIT_ENABLED=false (/cnb/build-config/env/BP_INIT_ENABLED: a default)",
 			layers: []map[string]string{{envDir + "BP_INIT_ENABLED": "true"}}},
+		{name: "a file named with an empty suffix (the lifecycle prepends it, joined by ':')", layers: []map[string]string{{envDir + "BP_INIT_ENABLED.": "false"}},
+			problems: []string{`/cnb/build-config/env/BP_INIT_ENABLED. sets BP_INIT_ENABLED="false" unless the app developer sets it: images are not wrapped by default`}},
 		{name: "an append of false", layers: []map[string]string{{envDir + "BP_INIT_ENABLED.append": "false"}},
 			problems: []string{`/cnb/build-config/env/BP_INIT_ENABLED.append sets BP_INIT_ENABLED="false" unless the app developer sets it: images are not wrapped by default`}},
 		{name: "a prepend of false", layers: []map[string]string{{envDir + "BP_INIT_ENABLED.prepend": "false"}},
@@ -177,6 +181,45 @@ func testBuilder(t *testing.T, context spec.G, it spec.S) {
 		Expect(r.Warnings).To(Equal([]string{
 			"label io.buildpacks.buildpack.order differs from /cnb/order.toml, which the lifecycle reads and this audit judges",
 			"label io.buildpacks.buildpack.system differs from /cnb/system.toml, which the lifecycle reads and this audit judges"}))
+	})
+
+	context("when a layer on top replaces the init buildpack pack put in the builder", func() {
+		const bpDir = "cnb/buildpacks/pid1-buildpacks_init/0.1.0/"
+		var img v1.Image
+		it.Before(func() {
+			img = withLayers(t, syntheticImage(t, builderLabels("0.21.11", "0.15", initLast, "")),
+				map[string]string{bpDir + "buildpack.toml": "api = \"0.10\"", bpDir + "bin/main": "ELF", bpDir + "bin/init": "ELF", bpDir + "bin/build": "->main", bpDir + "bin/detect": "->main"})
+			cfg, err := img.ConfigFile()
+			Expect(err).NotTo(HaveOccurred())
+			img = withConfig(t, img, func(c *v1.Config) {
+				c.Labels["io.buildpacks.buildpack.layers"] = `{"pid1-buildpacks/init":{"0.1.0":{"api":"0.10","layerDiffID":"` + cfg.RootFS.DiffIDs[0].String() + `"}}}`
+			})
+		})
+
+		it("is covered as pack made it", func() {
+			r, err := audit.Builder("b", img, "")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.Problems).To(BeEmpty())
+		})
+
+		it("reports a bin/build that does nothing", func() {
+			r, err := audit.Builder("b", withLayers(t, img, map[string]string{bpDir + "bin/main": "#!/bin/sh\nexit 0"}), "")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.Covered).To(BeFalse())
+			Expect(r.Problems).To(ConsistOf(MatchRegexp(`^pid1-buildpacks/init's /cnb/buildpacks/pid1-buildpacks_init/0.1.0/bin/main is written by layer 2 \(sha256:[0-9a-f]+\), not by the layer label io.buildpacks.buildpack.layers records`)))
+		})
+
+		it("reports an init binary replaced in the buildpack", func() {
+			r, err := audit.Builder("b", withLayers(t, img, map[string]string{bpDir + "bin/init": "#!/bin/sh"}), "")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.Problems).To(ConsistOf(MatchRegexp(`^pid1-buildpacks/init's /cnb/buildpacks/pid1-buildpacks_init/0.1.0/bin/init is written by layer 2 `)))
+		})
+
+		it("reports a version the builder does not hold", func() {
+			r, err := audit.Builder("b", withLayers(t, img, map[string]string{"cnb/buildpacks/pid1-buildpacks_init/.wh.0.1.0": ""}), "")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.Problems).To(ContainElement("pid1-buildpacks/init's /cnb/buildpacks/pid1-buildpacks_init/0.1.0/bin/build is not in the image: the container cannot start it"))
+		})
 	})
 
 	it("reports each group, how it is covered or why not", func() {

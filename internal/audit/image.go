@@ -65,12 +65,21 @@ func Image(ref string, img v1.Image) (Report, error) {
 	}
 	r.Warnings = app.warnings
 	r.Problems = append(r.Problems, app.problems...)
-	if problem := auditEntrypoint(cfg.Config.Entrypoint, fs); problem != "" {
+	var exported lifecycleMetadata
+	if _, err := decodeLabel(cfg.Config.Labels, LifecycleMetadataLabel, &exported); err != nil {
+		return r, err
+	}
+	if problem := auditEntrypoint(cfg.Config, fs, app.processes); problem != "" {
 		r.Problems = append(r.Problems, problem)
+	} else if len(cfg.RootFS.DiffIDs) > 0 {
+		if problem := auditExported(fs, cfg, launcherPath, "the launcher", exported.Launcher.SHA, LifecycleMetadataLabel); problem != "" {
+			r.Problems = append(r.Problems, problem)
+		}
 	}
 
 	layer := path.Join(layersDir, launch.EscapeID(InitBuildpackID), initlayer.LayerName)
 	ours := []string{initlayer.BinaryPath(layer), initlayer.FormerBinaryPath(layer)}
+	checked := map[string]bool{}
 	for _, p := range app.processes {
 		pr := ProcessReport{Type: p.Type, Command: firstWord(p.Command, p.Direct)}
 		process := launch.Process{Type: p.Type, Command: p.Command, Args: p.Args, Direct: p.Direct}
@@ -82,6 +91,12 @@ func Image(ref string, img v1.Image) (Report, error) {
 			pr.Init = name
 		default:
 			pr.Init = InitBuildpackID
+			if !checked[name] && len(cfg.RootFS.DiffIDs) > 0 {
+				checked[name] = true
+				if problem := auditExported(fs, cfg, name, "the init", exported.layerOf(InitBuildpackID, initlayer.LayerName), LifecycleMetadataLabel); problem != "" {
+					r.Problems = append(r.Problems, problem)
+				}
+			}
 			env, err := launchEnv(fs, layersDir, app.buildpacks, p.Type)
 			if err != nil {
 				return r, err
@@ -100,8 +115,12 @@ func Image(ref string, img v1.Image) (Report, error) {
 	return r, nil
 }
 
-// auditEntrypoint returns why the image's entrypoint is not the launcher, if it is not.
-func auditEntrypoint(entrypoint []string, fs builderFS) string {
+// auditEntrypoint returns why the image's entrypoint is not the launcher, if it is not, or why
+// what docker run starts by default is not a process type: the launcher started as itself
+// (not as /cnb/process/<type>) has no default process type and runs the rest of the
+// entrypoint and the image's command as a command of its own.
+func auditEntrypoint(config v1.Config, fs builderFS, processes []launchProcess) string {
+	entrypoint := config.Entrypoint
 	if len(entrypoint) == 0 {
 		return "the image has no entrypoint: docker run starts its command, not the launcher, and no process type runs as the image says"
 	}
@@ -110,9 +129,13 @@ func auditEntrypoint(entrypoint []string, fs builderFS) string {
 	switch {
 	case err != nil:
 		return fmt.Sprintf("the image's entrypoint %s: %v", ep, err)
-	case ep == launcherPath && (len(fs.entries) == 0 || resolved == cleanPath(launcherPath)):
-		return ""
-	case strings.HasPrefix(ep, "/cnb/process/") && resolved == cleanPath(launcherPath):
+	case ep == launcherPath && (len(fs.entries) == 0 || resolved == cleanPath(launcherPath)),
+		strings.HasPrefix(ep, "/cnb/process/") && resolved == cleanPath(launcherPath):
+		command := append(append([]string{}, entrypoint[1:]...), config.Cmd...)
+		isType := slices.ContainsFunc(processes, func(p launchProcess) bool { return p.Type == path.Base(ep) })
+		if len(command) > 0 && !isType {
+			return fmt.Sprintf("docker run starts %q: the launcher, started as %s, has no default process type and runs it without the init", command, ep)
+		}
 		return ""
 	}
 	return fmt.Sprintf("the image's entrypoint is %s, not the launcher (%s or a /cnb/process/ link to it): no process type starts as the image says", ep, launcherPath)

@@ -135,6 +135,8 @@ func testImage(t *testing.T, context spec.G, it spec.S) {
 		problems   []string
 		warnings   []string
 	}
+	// The launcher's and the init buildpack's layers, as the exporter makes them.
+	exported := map[string]string{"cnb/lifecycle/launcher": "ELF", "layers/pid1-buildpacks_init/init/sbin/init": "ELF"}
 	for _, c := range []files{
 		{name: "a /cnb/process/ link to the launcher", labels: metadata(web, worker), entrypoint: "/cnb/process/web",
 			layers: []map[string]string{{metadataTOML: webTOML, "cnb/lifecycle/launcher": "ELF", "cnb/process/web": "->../lifecycle/launcher"}}},
@@ -145,6 +147,9 @@ func testImage(t *testing.T, context spec.G, it spec.S) {
 			layers: []map[string]string{{metadataTOML: webTOML, "layers/samples_processes/runtime/env.launch/BPL_INIT_ENABLED": "false"}},
 			problems: []string{"process type web: BPL_INIT_ENABLED=false (/layers/samples_processes/runtime/env.launch/BPL_INIT_ENABLED): the init execs the program in its own place",
 				"process type worker: BPL_INIT_ENABLED=false (/layers/samples_processes/runtime/env.launch/BPL_INIT_ENABLED): the init execs the program in its own place"}},
+		{name: "BPL_INIT_ENABLED=false for one type, in a file with an empty suffix (prepended)", labels: metadata(web, worker),
+			layers:   []map[string]string{{metadataTOML: webTOML, "layers/samples_processes/runtime/env.launch/worker/BPL_INIT_ENABLED.": "false"}},
+			problems: []string{"process type worker: BPL_INIT_ENABLED=false (/layers/samples_processes/runtime/env.launch/worker/BPL_INIT_ENABLED.): the init execs the program in its own place"}},
 		{name: "BPL_INIT_ENABLED=false for one type, in env.launch/<type>", labels: metadata(web, worker),
 			layers:   []map[string]string{{metadataTOML: webTOML, "layers/samples_processes/runtime/env.launch/worker/BPL_INIT_ENABLED.override": "false"}},
 			problems: []string{"process type worker: BPL_INIT_ENABLED=false (/layers/samples_processes/runtime/env.launch/worker/BPL_INIT_ENABLED.override): the init execs the program in its own place"}},
@@ -162,7 +167,7 @@ func testImage(t *testing.T, context spec.G, it spec.S) {
 	} {
 		c := c
 		it("reads the image's files: "+c.name, func() {
-			img := withLayers(t, syntheticImage(t, c.labels, "BPL_INIT_LOG_LEVEL=info"), c.layers...)
+			img := withLayers(t, syntheticImage(t, c.labels, "BPL_INIT_LOG_LEVEL=info"), append([]map[string]string{exported}, c.layers...)...)
 			if c.entrypoint != "" {
 				img = withConfig(t, img, func(cfg *v1.Config) { cfg.Entrypoint = []string{c.entrypoint} })
 			}
@@ -173,6 +178,54 @@ func testImage(t *testing.T, context spec.G, it spec.S) {
 			Expect(r.Covered).To(Equal(len(c.problems) == 0))
 		})
 	}
+
+	context("when a layer on top replaces what the lifecycle exported", func() {
+		var img v1.Image
+		it.Before(func() {
+			img = withLayers(t, syntheticImage(t, metadata(web, worker)), exported, map[string]string{metadataTOML: webTOML})
+			cfg, err := img.ConfigFile()
+			Expect(err).NotTo(HaveOccurred())
+			label := `{"launcher":{"sha":"` + cfg.RootFS.DiffIDs[0].String() + `"},"buildpacks":[{"key":"pid1-buildpacks/init","layers":{"init":{"sha":"` + cfg.RootFS.DiffIDs[0].String() + `"}}}]}`
+			img = withConfig(t, img, func(c *v1.Config) { c.Labels["io.buildpacks.lifecycle.metadata"] = label })
+		})
+
+		it("is covered as exported", func() {
+			r, err := audit.Image("i", img)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.Problems).To(BeEmpty())
+		})
+
+		it("reports an init replaced by a script", func() {
+			r, err := audit.Image("i", withLayers(t, img, map[string]string{"layers/pid1-buildpacks_init/init/sbin/init": "#!/bin/sh\nshift; exec \"$@\""}))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.Covered).To(BeFalse())
+			Expect(r.Problems).To(ConsistOf(MatchRegexp(`^the init /layers/pid1-buildpacks_init/init/sbin/init is written by layer 3 \(sha256:[0-9a-f]+\), not by the layer label io.buildpacks.lifecycle.metadata records`)))
+		})
+
+		it("reports a launcher replaced by a script", func() {
+			r, err := audit.Image("i", withLayers(t, img, map[string]string{"cnb/lifecycle/launcher": "#!/bin/sh\nexec /workspace/bin/sample-app serve"}))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.Problems).To(ConsistOf(MatchRegexp(`^the launcher /cnb/lifecycle/launcher is written by layer 3 `)))
+		})
+
+		it("reports an init a later layer removes", func() {
+			r, err := audit.Image("i", withLayers(t, img, map[string]string{"layers/pid1-buildpacks_init/.wh.init": ""}))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.Problems).To(Equal([]string{"the init /layers/pid1-buildpacks_init/init/sbin/init is not in the image: the container cannot start it"}))
+		})
+
+		it("reports a command the launcher, started as itself, runs without the init", func() {
+			r, err := audit.Image("i", withConfig(t, img, func(c *v1.Config) { c.Cmd = []string{"/workspace/bin/sample-app", "echo"} }))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.Problems).To(Equal([]string{`docker run starts ["/workspace/bin/sample-app" "echo"]: the launcher, started as /cnb/lifecycle/launcher, has no default process type and runs it without the init`}))
+		})
+
+		it("reports an entrypoint that gives the launcher a command", func() {
+			r, err := audit.Image("i", withConfig(t, img, func(c *v1.Config) { c.Entrypoint = []string{"/cnb/lifecycle/launcher", "sh"} }))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.Covered).To(BeFalse())
+		})
+	})
 
 	type bad struct {
 		name     string

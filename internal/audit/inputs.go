@@ -20,6 +20,8 @@ type builderInputs struct {
 	env       envFiles
 	// warnings say where the labels and the files disagree.
 	warnings []string
+	// problems say where the init buildpack's files are not those pack put in the builder.
+	problems []string
 }
 
 // readBuilder reads a builder's labels, then its files, which the lifecycle reads and which win.
@@ -94,6 +96,9 @@ func readBuilder(img v1.Image) (builderInputs, error) {
 			in.warnings = append(in.warnings, fmt.Sprintf("label %s differs from /%s, which the lifecycle reads and this audit judges", SystemLabel, systemFile))
 		}
 		in.system = systemTOML.System
+	}
+	if in.problems, err = auditInitBuildpack(fs, cfg, in); err != nil {
+		return in, err
 	}
 	in.env, err = readBuildEnv(fs)
 	return in, err

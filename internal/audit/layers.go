@@ -36,6 +36,8 @@ type fsEntry struct {
 	Linkname string // the target of a symbolic or hard link
 	Contents []byte // for regular files under keptDir
 	Kept     bool
+	// Layer is the index of the layer that wrote this path, lowest first.
+	Layer int
 }
 
 // builderFS is the file system of an image as a container sees it: its layers applied in order,
@@ -123,7 +125,7 @@ func readBuilderFS(img v1.Image, keep func(name string) bool) (builderFS, error)
 			case !ok:
 				return builderFS{}, fmt.Errorf("unable to read layer %d of the image: %s is not in the stream", i+1, name)
 			}
-			fs.apply(d)
+			fs.apply(d, i)
 		}
 		return fs, nil
 	}
@@ -136,7 +138,7 @@ func readBuilderFS(img v1.Image, keep func(name string) bool) (builderFS, error)
 		if err != nil {
 			return builderFS{}, fmt.Errorf("unable to read layer %d of the image: %w", i+1, err)
 		}
-		fs.apply(d)
+		fs.apply(d, i)
 	}
 	return fs, nil
 }
@@ -196,8 +198,8 @@ func readLayer(r io.Reader, keep func(string) bool) (layerDelta, error) {
 	}
 }
 
-// apply puts a layer over fs: its whiteouts first, then its entries.
-func (fs builderFS) apply(d layerDelta) {
+// apply puts layer number index over fs: its whiteouts first, then its entries.
+func (fs builderFS) apply(d layerDelta, index int) {
 	for _, dir := range d.emptied {
 		fs.removeUnder(dir, false)
 	}
@@ -213,6 +215,7 @@ func (fs builderFS) apply(d layerDelta) {
 			}
 			e.Contents, e.Kept = target.Contents, target.Kept
 		}
+		e.Layer = index
 		if e.Type != tar.TypeDir {
 			// A file replaces whatever directory tree was at its path.
 			fs.removeUnder(name, false)
