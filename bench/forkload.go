@@ -80,20 +80,8 @@ type forkLoadResult struct {
 func measureForkLoad(inits []*initProgram, self string, n int) (map[string]forkLoadResult, error) {
 	results := map[string]forkLoadResult{}
 	for _, in := range inits {
-		stdinR, stdinW, err := os.Pipe()
+		p, stdinW, stdoutR, err := startPiped(in, self, "__stream", strconv.Itoa(n))
 		if err != nil {
-			return nil, fmt.Errorf("unable to make a pipe: %w", err)
-		}
-		stdoutR, stdoutW, err := os.Pipe()
-		if err != nil {
-			return nil, fmt.Errorf("unable to make a pipe: %w", err)
-		}
-		p, err := startPID1With(in, stdinR, stdoutW, self, "__stream", strconv.Itoa(n))
-		stdinR.Close()
-		stdoutW.Close()
-		if err != nil {
-			stdinW.Close()
-			stdoutR.Close()
 			return nil, err
 		}
 		res, err := streamUnder(p, stdinW, stdoutR)

@@ -274,20 +274,8 @@ func measureReaping(inits []*initProgram, self string, total, batch int) (map[st
 		}
 	}()
 	for _, in := range inits {
-		stdinR, stdinW, err := os.Pipe()
+		p, stdinW, stdoutR, err := startPiped(in, self, "__forker", strconv.Itoa(batch))
 		if err != nil {
-			return nil, fmt.Errorf("unable to make a pipe: %w", err)
-		}
-		stdoutR, stdoutW, err := os.Pipe()
-		if err != nil {
-			return nil, fmt.Errorf("unable to make a pipe: %w", err)
-		}
-		p, err := startPID1With(in, stdinR, stdoutW, self, "__forker", strconv.Itoa(batch))
-		stdinR.Close()
-		stdoutW.Close()
-		if err != nil {
-			stdinW.Close()
-			stdoutR.Close()
 			return nil, err
 		}
 		lines := bufio.NewScanner(stdoutR)

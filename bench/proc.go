@@ -260,3 +260,27 @@ func cpuBusy() (busy, total int64, err error) {
 	}
 	return busy, total, nil
 }
+
+// startPiped starts prog under in as PID 1 with a pipe to its stdin and one from its stdout, and
+// returns their other ends.
+func startPiped(in *initProgram, prog ...string) (p *pid1, stdin io.WriteCloser, stdout io.ReadCloser, err error) {
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("unable to make a pipe: %w", err)
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		stdinR.Close()
+		stdinW.Close()
+		return nil, nil, nil, fmt.Errorf("unable to make a pipe: %w", err)
+	}
+	p, err = startPID1With(in, stdinR, stdoutW, prog...)
+	stdinR.Close()
+	stdoutW.Close()
+	if err != nil {
+		stdinW.Close()
+		stdoutR.Close()
+		return nil, nil, nil, err
+	}
+	return p, stdinW, stdoutR, nil
+}
