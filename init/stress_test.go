@@ -175,6 +175,47 @@ func testStressPidsLimit(t *testing.T, context spec.G, it spec.S) {
 		})
 	}
 
+	it("execs the program in its place with what the init received, and leaves it no child subreaper", func() {
+		// As in the passthrough specs: SIGHUP, SIGINT, SIGTSTP and SIGTTOU
+		// ignored, SIGUSR2 and signal 39 blocked, fd 3 open, another
+		// working directory.
+		dir := t.TempDir()
+		fd3, err := os.Create(dir + "/fd3")
+		Expect(err).NotTo(HaveOccurred())
+		defer fd3.Close()
+		through := func(prefix []string, program ...string) (string, string) {
+			// The cgroup's sh reorders the environment: the program alone
+			// runs through it too.
+			argv := append(append(append(newPidsCgroup(t, 10).Prefix(), helperBin, "wrap", "1,2,20,22", "12,39", "--"), prefix...), program...)
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Env = append(os.Environ(), "EXTRA=with=equals")
+			cmd.Dir = dir
+			cmd.ExtraFiles = []*os.File{fd3}
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			Expect(err).NotTo(HaveOccurred(), stderr.String())
+			return string(out), stderr.String()
+		}
+		dump := []string{helperBin, "dump", "two words"}
+		grep := []string{"grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status"}
+		directDump, _ := through(nil, dump...)
+		directSigs, _ := through(nil, grep...)
+		Expect(directDump).To(ContainSubstring("subreaper=0"))
+		Expect(directSigs).To(Equal("SigBlk:\t0000004000000800\nSigIgn:\t0000000000280003\n"))
+		for name, prefix := range map[string][]string{
+			"as a child subreaper": initArgv(),
+			"as PID 1":             append([]string{"unshare", "--pid", "--fork", "--mount-proc"}, initArgv()...),
+		} {
+			out, stderr := through(prefix, dump...)
+			Expect(stderr).To(ContainSubstring("executing it in the init's place"), name)
+			Expect(out).To(Equal(directDump), name)
+			out, stderr = through(prefix, grep...)
+			Expect(stderr).To(ContainSubstring("executing it in the init's place"), name)
+			Expect(out).To(Equal(directSigs), name)
+		}
+	})
+
 	it("makes no thread once the program runs, with GOMAXPROCS=64, under 20,000 fork() orphans logged at debug level", func() {
 		// Each "reaped" line is allocated: the garbage collector runs.
 		cg := newPidsCgroup(t, 1000)
