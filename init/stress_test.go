@@ -175,6 +175,18 @@ func testStressPidsLimit(t *testing.T, context spec.G, it spec.S) {
 		})
 	}
 
+	it("finds the limit of its cgroup mounted on /sys/fs/cgroup/pids under its full path (Docker on cgroup v1)", func() {
+		cg := newPidsCgroup(t, 10)
+		argv := append(append(cg.MountedPrefix(), initArgv()...), "sh", "-c", "exit 7")
+		cmd := exec.Command(argv[0], argv[1:]...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		Expect(cmd.ProcessState).NotTo(BeNil(), "%v: %v", err, stderr.String())
+		Expect(cmd.ProcessState.ExitCode()).To(Equal(7), stderr.String())
+		Expect(stderr.String()).To(ContainSubstring("the pids limit leaves room for"))
+	})
+
 	it("execs the program in its place with what the init received, and leaves it no child subreaper", func() {
 		// As in the passthrough specs: SIGHUP, SIGINT, SIGTSTP and SIGTTOU
 		// ignored, SIGUSR2 and signal 39 blocked, fd 3 open, another
@@ -216,30 +228,43 @@ func testStressPidsLimit(t *testing.T, context spec.G, it spec.S) {
 		}
 	})
 
-	it("makes no thread once the program runs, with GOMAXPROCS=64, under 20,000 fork() orphans logged at debug level", func() {
-		// Each "reaped" line is allocated: the garbage collector runs.
-		cg := newPidsCgroup(t, 1000)
-		p := startAsPID1(t, cg.Prefix(), []string{"GOMAXPROCS=64", "BPL_INIT_LOG_LEVEL=debug"}, append(initArgv(), "sh", "-c", "sleep 0.5; "+orphans(20000)+"; sleep 0.5")...)
-		time.Sleep(300 * time.Millisecond)
-		atStart := status(p.hostPID, "Threads")
-		most := atStart
-		done := make(chan struct{})
-		go func() { p.cmd.Wait(); close(done) }()
-	sample:
-		for {
-			select {
-			case <-done:
-				break sample
-			case <-time.After(20 * time.Millisecond):
-				most = max(most, status(p.hostPID, "Threads"))
-			}
+	for _, limit := range []struct {
+		on     string
+		cgroup func(t *testing.T, max int) *pidsCgroup
+	}{{"its own cgroup", newPidsCgroup}, {"the cgroup above its own (a Kubernetes pod's)", newNestedPidsCgroup}} {
+		it("makes no thread once the program runs, with GOMAXPROCS=64, under 20,000 fork() orphans logged at debug level, the limit on "+limit.on, func() {
+			testNoThreadLater(t, limit.cgroup(t, 1000))
+		})
+	}
+}
+
+// testNoThreadLater runs 20,000 fork() orphans under the init as PID 1 in cg,
+// logged at debug level (each "reaped" line is allocated: the garbage
+// collector runs), and checks that its thread count does not grow once the
+// program runs.
+func testNoThreadLater(t *testing.T, cg *pidsCgroup) {
+	Expect := NewWithT(t).Expect
+	p := startAsPID1(t, cg.Prefix(), []string{"GOMAXPROCS=64", "BPL_INIT_LOG_LEVEL=debug"}, append(initArgv(), "sh", "-c", "sleep 0.5; "+orphans(20000)+"; sleep 0.5")...)
+	// Once the program has started, the init has made what it keeps.
+	NewWithT(t).Eventually(func() int { return childOf(p.hostPID) }, 5*time.Second, time.Millisecond).ShouldNot(BeZero(), "the program started")
+	atStart := status(p.hostPID, "Threads")
+	most := atStart
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+sample:
+	for {
+		select {
+		case <-done:
+			break sample
+		case <-time.After(20 * time.Millisecond):
+			most = max(most, status(p.hostPID, "Threads"))
 		}
-		tini := startAsPID1(t, nil, nil, tiniStatic, "-s", "--", "sleep", "1")
-		time.Sleep(100 * time.Millisecond)
-		t.Logf("threads: ours %d at start, at most %d under load; tini-static %d", atStart, most, status(tini.hostPID, "Threads"))
-		Expect(p.cmd.ProcessState.ExitCode()).To(Equal(0), p.stderr.String()[max(0, len(p.stderr.String())-2000):])
-		Expect(most).To(Equal(atStart), "no thread made under load")
-	})
+	}
+	tini := startAsPID1(t, nil, nil, tiniStatic, "-s", "--", "sleep", "1")
+	time.Sleep(100 * time.Millisecond)
+	t.Logf("threads: ours %d at start, at most %d under load; tini-static %d", atStart, most, status(tini.hostPID, "Threads"))
+	Expect(p.cmd.ProcessState.ExitCode()).To(Equal(0), p.stderr.String()[max(0, len(p.stderr.String())-2000):])
+	Expect(most).To(Equal(atStart), "no thread made under load")
 }
 
 func testStressReaping(t *testing.T, context spec.G, it spec.S) {
