@@ -45,6 +45,25 @@ func newPidsCgroup(t *testing.T, max int) *pidsCgroup {
 	return c
 }
 
+// newNestedPidsCgroup makes a pids cgroup limited to max processes and, in
+// it, one without a limit of its own ("max"), which it returns: the limit is
+// the parent's, as a Kubernetes pod's pids limit is set on the pod's cgroup,
+// not on its containers'.
+func newNestedPidsCgroup(t *testing.T, max int) *pidsCgroup {
+	t.Helper()
+	parent := newPidsCgroup(t, max)
+	c := &pidsCgroup{Dir: filepath.Join(parent.Dir, "container")}
+	if err := os.Mkdir(c.Dir, 0o755); err != nil {
+		t.Fatalf("unable to make the pids cgroup %s: %s", c.Dir, err)
+	}
+	t.Cleanup(func() { // before the parent's
+		if err := c.remove(); err != nil {
+			t.Errorf("unable to remove the pids cgroup: %s", err)
+		}
+	})
+	return c
+}
+
 // pidsParent returns the directory new pids cgroups go in: cgroup v1's pids
 // hierarchy, or the v2 root with the pids controller enabled for its
 // children.
@@ -70,6 +89,15 @@ func pidsParent() (string, error) {
 // arguments: everything it starts counts against the limit.
 func (c *pidsCgroup) Prefix() []string {
 	return []string{"sh", "-c", `echo $$ > "$0" && exec "$@"`, filepath.Join(c.Dir, "cgroup.procs")}
+}
+
+// MountedPrefix is Prefix, then a mount namespace in which the cgroup's
+// directory is mounted on /sys/fs/cgroup/pids (or /sys/fs/cgroup, v2) while
+// /proc/self/cgroup still names its full path: what a container of Docker on
+// cgroup v1 (host cgroup namespace) sees.
+func (c *pidsCgroup) MountedPrefix() []string {
+	return append(c.Prefix(), "unshare", "--mount", "--propagation", "private", "sh", "-c",
+		`mount --bind "$0" "$(dirname "$0")" && exec "$@"`, c.Dir)
 }
 
 // Current returns how many processes the cgroup holds now.

@@ -175,30 +175,96 @@ func testStressPidsLimit(t *testing.T, context spec.G, it spec.S) {
 		})
 	}
 
-	it("makes no thread once the program runs, with GOMAXPROCS=64, under 20,000 fork() orphans logged at debug level", func() {
-		// Each "reaped" line is allocated: the garbage collector runs.
-		cg := newPidsCgroup(t, 1000)
-		p := startAsPID1(t, cg.Prefix(), []string{"GOMAXPROCS=64", "BPL_INIT_LOG_LEVEL=debug"}, append(initArgv(), "sh", "-c", "sleep 0.5; "+orphans(20000)+"; sleep 0.5")...)
-		time.Sleep(300 * time.Millisecond)
-		atStart := status(p.hostPID, "Threads")
-		most := atStart
-		done := make(chan struct{})
-		go func() { p.cmd.Wait(); close(done) }()
-	sample:
-		for {
-			select {
-			case <-done:
-				break sample
-			case <-time.After(20 * time.Millisecond):
-				most = max(most, status(p.hostPID, "Threads"))
-			}
-		}
-		tini := startAsPID1(t, nil, nil, tiniStatic, "-s", "--", "sleep", "1")
-		time.Sleep(100 * time.Millisecond)
-		t.Logf("threads: ours %d at start, at most %d under load; tini-static %d", atStart, most, status(tini.hostPID, "Threads"))
-		Expect(p.cmd.ProcessState.ExitCode()).To(Equal(0), p.stderr.String()[max(0, len(p.stderr.String())-2000):])
-		Expect(most).To(Equal(atStart), "no thread made under load")
+	it("finds the limit of its cgroup mounted on /sys/fs/cgroup/pids under its full path (Docker on cgroup v1)", func() {
+		cg := newPidsCgroup(t, 10)
+		argv := append(append(cg.MountedPrefix(), initArgv()...), "sh", "-c", "exit 7")
+		cmd := exec.Command(argv[0], argv[1:]...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		Expect(cmd.ProcessState).NotTo(BeNil(), "%v: %v", err, stderr.String())
+		Expect(cmd.ProcessState.ExitCode()).To(Equal(7), stderr.String())
+		Expect(stderr.String()).To(ContainSubstring("the pids limit leaves room for"))
 	})
+
+	it("execs the program in its place with what the init received, and leaves it no child subreaper", func() {
+		// As in the passthrough specs: SIGHUP, SIGINT, SIGTSTP and SIGTTOU
+		// ignored, SIGUSR2 and signal 39 blocked, fd 3 open, another
+		// working directory.
+		dir := t.TempDir()
+		fd3, err := os.Create(dir + "/fd3")
+		Expect(err).NotTo(HaveOccurred())
+		defer fd3.Close()
+		through := func(prefix []string, program ...string) (string, string) {
+			// The cgroup's sh reorders the environment: the program alone
+			// runs through it too.
+			argv := append(append(append(newPidsCgroup(t, 10).Prefix(), helperBin, "wrap", "1,2,20,22", "12,39", "--"), prefix...), program...)
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Env = append(os.Environ(), "EXTRA=with=equals")
+			cmd.Dir = dir
+			cmd.ExtraFiles = []*os.File{fd3}
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			Expect(err).NotTo(HaveOccurred(), stderr.String())
+			return string(out), stderr.String()
+		}
+		dump := []string{helperBin, "dump", "two words"}
+		grep := []string{"grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status"}
+		directDump, _ := through(nil, dump...)
+		directSigs, _ := through(nil, grep...)
+		Expect(directDump).To(ContainSubstring("subreaper=0"))
+		Expect(directSigs).To(Equal("SigBlk:\t0000004000000800\nSigIgn:\t0000000000280003\n"))
+		for name, prefix := range map[string][]string{
+			"as a child subreaper": initArgv(),
+			"as PID 1":             append([]string{"unshare", "--pid", "--fork", "--mount-proc"}, initArgv()...),
+		} {
+			out, stderr := through(prefix, dump...)
+			Expect(stderr).To(ContainSubstring("executing it in the init's place"), name)
+			Expect(out).To(Equal(directDump), name)
+			out, stderr = through(prefix, grep...)
+			Expect(stderr).To(ContainSubstring("executing it in the init's place"), name)
+			Expect(out).To(Equal(directSigs), name)
+		}
+	})
+
+	for _, limit := range []struct {
+		on     string
+		cgroup func(t *testing.T, max int) *pidsCgroup
+	}{{"its own cgroup", newPidsCgroup}, {"the cgroup above its own (a Kubernetes pod's)", newNestedPidsCgroup}} {
+		it("makes no thread once the program runs, with GOMAXPROCS=64, under 20,000 fork() orphans logged at debug level, the limit on "+limit.on, func() {
+			testNoThreadLater(t, limit.cgroup(t, 1000))
+		})
+	}
+}
+
+// testNoThreadLater runs 20,000 fork() orphans under the init as PID 1 in cg,
+// logged at debug level (each "reaped" line is allocated: the garbage
+// collector runs), and checks that its thread count does not grow once the
+// program runs.
+func testNoThreadLater(t *testing.T, cg *pidsCgroup) {
+	Expect := NewWithT(t).Expect
+	p := startAsPID1(t, cg.Prefix(), []string{"GOMAXPROCS=64", "BPL_INIT_LOG_LEVEL=debug"}, append(initArgv(), "sh", "-c", "sleep 0.5; "+orphans(20000)+"; sleep 0.5")...)
+	// Once the program has started, the init has made what it keeps.
+	NewWithT(t).Eventually(func() int { return childOf(p.hostPID) }, 5*time.Second, time.Millisecond).ShouldNot(BeZero(), "the program started")
+	atStart := status(p.hostPID, "Threads")
+	most := atStart
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+sample:
+	for {
+		select {
+		case <-done:
+			break sample
+		case <-time.After(20 * time.Millisecond):
+			most = max(most, status(p.hostPID, "Threads"))
+		}
+	}
+	tini := startAsPID1(t, nil, nil, tiniStatic, "-s", "--", "sleep", "1")
+	time.Sleep(100 * time.Millisecond)
+	t.Logf("threads: ours %d at start, at most %d under load; tini-static %d", atStart, most, status(tini.hostPID, "Threads"))
+	Expect(p.cmd.ProcessState.ExitCode()).To(Equal(0), p.stderr.String()[max(0, len(p.stderr.String())-2000):])
+	Expect(most).To(Equal(atStart), "no thread made under load")
 }
 
 func testStressReaping(t *testing.T, context spec.G, it spec.S) {

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -41,9 +42,12 @@ type Supervisor struct {
 
 	pid1      bool
 	subreaper bool // orphans of the subtree come to the init (always as PID 1)
-	child     int
-	sameGroup bool // the program runs in the init's process group (see terminal.go)
-	continues bool // the init continues the program when it stops (see terminal.go)
+	// wasSubreaper says whether the init was started a child subreaper
+	// (the attribute survives execve).
+	wasSubreaper bool
+	child        int
+	sameGroup    bool // the program runs in the init's process group (see terminal.go)
+	continues    bool // the init continues the program when it stops (see terminal.go)
 	// startIgnored says which of the signals the init ignores after the
 	// fork were ignored when it started.
 	startIgnored signalSet
@@ -63,8 +67,16 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 	s.subreaper = s.pid1
 	var subreaperErr error
 	if !s.pid1 {
+		var was int32
+		unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&was)), 0, 0, 0)
+		s.wasSubreaper = was != 0
 		subreaperErr = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 		s.subreaper = subreaperErr == nil
+	}
+	for _, sig := range ignoredAfterFork {
+		if ignored(sig) {
+			s.startIgnored |= 1 << sig
+		}
 	}
 
 	// Every standard signal is registered before the program starts so that
@@ -79,11 +91,6 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 	room := pidsRoom()
 	if room >= 0 && room < threadRoom {
 		return s.execInPlace(path, argv, env, "the pids limit leaves room for "+strconv.Itoa(room)+" more processes")
-	}
-	for _, sig := range ignoredAfterFork {
-		if ignored(sig) {
-			s.startIgnored |= 1 << sig
-		}
 	}
 	if room >= 0 || nprocLimited() {
 		logger.Start()
@@ -157,6 +164,11 @@ func (s *Supervisor) execInPlace(path string, argv, env []string, why string) in
 		if s.startIgnored&(1<<sig) == 0 {
 			setDisposition(sig, sigDfl)
 		}
+	}
+	if s.subreaper && !s.pid1 && !s.wasSubreaper {
+		// The attribute survives execve: the program would get the orphans
+		// of its subtree, and leave them zombies.
+		unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 	}
 	err := unix.Exec(path, argv, env)
 	perr := program.ExecError(path, err).(*program.Error)

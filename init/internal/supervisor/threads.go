@@ -25,9 +25,15 @@ import (
 // allow when the init starts: the init's threads and the program.
 const threadRoom = 8
 
-// pidsRoom returns how many more tasks the init's pids cgroup allows, or -1
-// when there is no limit or it cannot be read (cgroup v1 or v2).
+// pidsRoom returns how many more tasks the init's pids cgroup and the
+// cgroups above it allow, the least of them, or -1 when none has a limit or
+// none can be read (cgroup v1 or v2). The limit may be set above the init's
+// own cgroup (a Kubernetes pod's), and in a container that sees the host's
+// cgroup paths (Docker on cgroup v1) /sys/fs/cgroup/pids is the container's
+// own cgroup: each directory from the init's cgroup up to the hierarchy's
+// root that exists is read.
 func pidsRoom() int {
+	room := -1
 	cgroups := readSmall("/proc/self/cgroup")
 	for len(cgroups) > 0 {
 		line := firstLine(cgroups)
@@ -35,23 +41,39 @@ func pidsRoom() int {
 		// "0::/path" (v2) or "N:pids:/path" (v1)
 		_, rest, _ := strings.Cut(line, ":")
 		controllers, path, _ := strings.Cut(rest, ":")
-		dir := "/sys/fs/cgroup" + path
+		root := "/sys/fs/cgroup"
 		if controllers == "pids" {
-			dir = "/sys/fs/cgroup/pids" + path
+			root = "/sys/fs/cgroup/pids"
 		} else if controllers != "" {
 			continue
 		}
-		max, err := strconv.Atoi(firstLine(readSmall(dir + "/pids.max")))
-		if err != nil {
-			continue // "max", or no pids controller there
+		for {
+			if r, ok := roomIn(root + path); ok && (room < 0 || r < room) {
+				room = r
+			}
+			i := strings.LastIndexByte(path, '/')
+			if i < 0 || path == "/" {
+				break
+			}
+			path = path[:max(i, 1)]
 		}
-		current, err := strconv.Atoi(firstLine(readSmall(dir + "/pids.current")))
-		if err != nil {
-			continue
-		}
-		return max - current
 	}
-	return -1
+	return room
+}
+
+// roomIn returns how many more tasks the pids cgroup dir allows (0 when a
+// lowered limit is already exceeded), and false when it has no limit ("max")
+// or no pids controller.
+func roomIn(dir string) (int, bool) {
+	limit, err := strconv.Atoi(firstLine(readSmall(dir + "/pids.max")))
+	if err != nil {
+		return 0, false
+	}
+	current, err := strconv.Atoi(firstLine(readSmall(dir + "/pids.current")))
+	if err != nil {
+		return 0, false
+	}
+	return max(0, limit-current), true
 }
 
 // firstLine returns s up to its first newline.

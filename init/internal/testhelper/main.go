@@ -3,7 +3,8 @@
 //
 //	testhelper record FILE     append "ready" and then the number of every
 //	                           signal received to FILE; exit 0 after SIGTERM
-//	testhelper dump            print argv, env, cwd, fd 3 and signal masks
+//	testhelper dump            print argv, env, cwd, fd 3, signal masks and
+//	                           whether it is a child subreaper
 //	testhelper wrap IGN BLK -- PROG ARG...
 //	                           ignore the signals in IGN and block those in
 //	                           BLK (comma-separated numbers, or -), then exec
@@ -124,6 +125,9 @@ func dump() {
 		fd3 = "closed"
 	}
 	fmt.Printf("fd3=%s\n", fd3)
+	var subreaper int32
+	unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&subreaper)), 0, 0, 0)
+	fmt.Printf("subreaper=%d\n", subreaper)
 	status, _ := os.ReadFile("/proc/self/status")
 	for _, line := range strings.Split(string(status), "\n") {
 		if strings.HasPrefix(line, "SigIgn:") || strings.HasPrefix(line, "SigBlk:") {
