@@ -12,9 +12,11 @@ import (
 	"github.com/sclevine/spec"
 )
 
-// forwardable lists, in order, every signal the init forwards: all but
-// SIGKILL and SIGSTOP (uncatchable), SIGCHLD (reaping), SIGTTIN and SIGTTOU
-// (ignored), SIGURG and SIGPROF (the Go runtime's), and 32 to 34 (libc's).
+// forwardable lists, in order, every signal the init forwards that the
+// recording helper (os/signal) can receive: all but SIGKILL and SIGSTOP
+// (uncatchable), SIGCHLD (reaping), SIGTTIN and SIGTTOU (ignored), SIGURG
+// and SIGPROF (the Go runtime's), 32 and 33 (libc's), and 34, which the init
+// forwards but the Go runtime has no handler for (stress_signals_test.go).
 func forwardable() []syscall.Signal {
 	var sigs []syscall.Signal
 	for n := 1; n <= 64; n++ {

@@ -40,6 +40,7 @@ func TestStress(t *testing.T) {
 	suite("PidsLimit", testStressPidsLimit)
 	suite("Reaping", testStressReaping)
 	suite("JobControl", testStressJobControl)
+	suite("Signals", testStressSignals)
 	suite.Run(t)
 }
 
@@ -176,7 +177,7 @@ func testStressPidsLimit(t *testing.T, context spec.G, it spec.S) {
 	}
 
 	it("finds the limit of its cgroup mounted on /sys/fs/cgroup/pids under its full path (Docker on cgroup v1)", func() {
-		cg := newPidsCgroup(t, 10)
+		cg := newPidsCgroup(t, 8)
 		argv := append(append(cg.MountedPrefix(), initArgv()...), "sh", "-c", "exit 7")
 		cmd := exec.Command(argv[0], argv[1:]...)
 		var stderr strings.Builder
@@ -198,7 +199,7 @@ func testStressPidsLimit(t *testing.T, context spec.G, it spec.S) {
 		through := func(prefix []string, program ...string) (string, string) {
 			// The cgroup's sh reorders the environment: the program alone
 			// runs through it too.
-			argv := append(append(append(newPidsCgroup(t, 10).Prefix(), helperBin, "wrap", "1,2,20,22", "12,39", "--"), prefix...), program...)
+			argv := append(append(append(newPidsCgroup(t, 8).Prefix(), helperBin, "wrap", "1,2,20,22", "12,39", "--"), prefix...), program...)
 			cmd := exec.Command(argv[0], argv[1:]...)
 			cmd.Env = append(os.Environ(), "EXTRA=with=equals")
 			cmd.Dir = dir

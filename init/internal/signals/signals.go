@@ -45,14 +45,14 @@ func Name(sig unix.Signal) string {
 //   - SIGURG is the Go runtime's goroutine preemption signal, so one sent by
 //     somebody else cannot be told apart from the runtime's own;
 //   - SIGPROF is consumed by the Go runtime's profiler;
-//   - signals 32, 33 and 34 are reserved by the C libraries (glibc, musl) for
-//     their threads, and the Go runtime installs no handler for them;
+//   - signals 32 and 33 are reserved by the C libraries (glibc, musl) for
+//     their threads, and the Go runtime uses 33 for its own;
 //   - SIGTTIN and SIGTTOU are ignored by the init so that it is never stopped
 //     for touching the terminal in the background.
 func Forwardable(sig unix.Signal) bool {
 	switch sig {
 	case unix.SIGKILL, unix.SIGSTOP, unix.SIGCHLD, unix.SIGURG, unix.SIGPROF,
-		unix.SIGTTIN, unix.SIGTTOU, 32, 33, 34:
+		unix.SIGTTIN, unix.SIGTTOU, 32, 33:
 		return false
 	}
 	return sig >= 1 && sig <= Max

@@ -1,12 +1,12 @@
 package supervisor
 
 import (
-	"os"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/pid1-buildpacks/init/init/internal/signals"
+	"github.com/pid1-buildpacks/init/init/internal/trap"
 )
 
 // kernelSigaction is the kernel's struct sigaction on amd64 and arm64.
@@ -24,7 +24,7 @@ const (
 
 // ignoredAfterFork lists the signals the init ignores once its program has
 // started (see Run).
-var ignoredAfterFork = [...]unix.Signal{unix.SIGTTIN, unix.SIGTTOU, 34}
+var ignoredAfterFork = [...]unix.Signal{unix.SIGTTIN, unix.SIGTTOU}
 
 // signalSet has bit N set for signal N.
 type signalSet uint64
@@ -50,35 +50,22 @@ func ignored(sig unix.Signal) bool {
 	return errno == 0 && old.handler == sigIgn
 }
 
-// early lists the signals the init registers for before the program starts:
-// every standard signal (1 to 31) it forwards. Signals that were ignored when
-// the init started are left out: they stay ignored, in the init and in the
-// program, as with tini.
-func early() []os.Signal {
-	var sigs []os.Signal
-	for sig := unix.Signal(1); sig < firstRealTime; sig++ {
-		if signals.Forwardable(sig) && !ignored(sig) {
-			sigs = append(sigs, sig)
+// catchSignals makes every signal the init forwards, and SIGCHLD, arrive
+// through trap from now on. Signals that were ignored when the init started
+// are left out: they stay ignored, in the init and in the program, as with
+// tini. So is SIGTSTP when the program stays in the init's group: the init
+// takes its default action and stops with the program (see terminal.go).
+func (s *Supervisor) catchSignals() error {
+	if err := trap.Open(); err != nil {
+		return err
+	}
+	for sig := unix.Signal(1); sig <= signals.Max; sig++ {
+		if sig != unix.SIGCHLD && (!signals.Forwardable(sig) || ignored(sig) || sig == unix.SIGTSTP && s.sameGroup) {
+			continue
+		}
+		if err := trap.Catch(sig); err != nil {
+			return err
 		}
 	}
-	return sigs
-}
-
-// firstRealTime is the first real-time signal the Go runtime lets programs
-// use (32 to 34 are the C libraries').
-const firstRealTime = 35
-
-// late lists the real-time signals the init forwards. os/signal.Notify
-// hands each signal it registers to a runtime thread and waits for it, tens
-// of microseconds a signal; these 30 are registered while the program
-// starts rather than before. A real-time signal sent to the init within
-// about a millisecond of its start can therefore be lost (see docs/benchmark.md).
-func late() []os.Signal {
-	var sigs []os.Signal
-	for sig := unix.Signal(firstRealTime); sig <= signals.Max; sig++ {
-		if !ignored(sig) {
-			sigs = append(sigs, sig)
-		}
-	}
-	return sigs
+	return nil
 }

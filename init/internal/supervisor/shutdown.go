@@ -93,9 +93,7 @@ func (s *Supervisor) unreachable(refused int) func() bool {
 // onlyUnsignallable reports whether all that remains of the subtree is
 // processes the init may not signal.
 func (s *Supervisor) onlyUnsignallable() bool {
-	s.mu.Lock()
 	sent, refused := reaper.SignalSubtree(0, s.pid1, true)
-	s.mu.Unlock()
 	return sent == 0 && refused > 0
 }
 
@@ -187,12 +185,10 @@ func (s *Supervisor) sweep(sig unix.Signal) { s.signal(sig, false) }
 // unless they left it.
 func (s *Supervisor) signal(sig unix.Signal, count bool) (sent, refused int) {
 	blind := s.blind()
-	s.mu.Lock()
 	sent, refused = reaper.SignalSubtree(sig, s.pid1, count)
 	if !s.subreaper || blind {
 		unix.Kill(-s.child, sig)
 	}
-	s.mu.Unlock()
 	return sent, refused
 }
 

@@ -2,21 +2,17 @@
 // it forwards signals, reaps every child, and when the program exits, ends
 // the rest of the subtree and reports the program's exit code.
 //
-// Goroutines share the work. The main one starts the program and owns every
-// wait: until the program has exited it blocks in waitid(2) until a child
-// has exited and reaps; then it ends what remains and reaps it as it goes
-// (shutdown.go). Another forwards what os/signal delivers. A mutex, held
-// while reaping and while signalling, keeps a reaped pid from being
-// signalled after the kernel could reuse it; nothing is logged while it is
-// held.
+// One goroutine does it all, as tini's loop does. Until the program has
+// exited it waits for signals (trap: SIGCHLD among them), forwards each and,
+// after a SIGCHLD, reaps every child that has exited; then it ends what
+// remains and reaps it as it goes (shutdown.go). Since signalling and
+// reaping never overlap, a reaped pid, which the kernel may reuse, is never
+// signalled.
 package supervisor
 
 import (
-	"os"
-	"os/signal"
 	"slices"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -28,12 +24,8 @@ import (
 	"github.com/pid1-buildpacks/init/init/internal/program"
 	"github.com/pid1-buildpacks/init/init/internal/reaper"
 	"github.com/pid1-buildpacks/init/init/internal/signals"
+	"github.com/pid1-buildpacks/init/init/internal/trap"
 )
-
-// signalBuffer is the capacity of the channel signals arrive on. os/signal
-// drops a signal when the channel is full, so it is far larger than any
-// burst of signals the init can be sent before it forwards them.
-const signalBuffer = 1024
 
 // Supervisor runs one program and everything it leaves behind.
 type Supervisor struct {
@@ -51,11 +43,10 @@ type Supervisor struct {
 	// startIgnored says which of the signals the init ignores after the
 	// fork were ignored when it started.
 	startIgnored signalSet
-	signals      chan os.Signal
 
-	mu     sync.Mutex    // held while reaping and while signalling
-	exited bool          // the program has been reaped; guarded by mu
-	reaped []reapedChild // for the debug log; reused
+	infos      [64]unix.Siginfo // signals as they arrive; reused
+	pipeFailed bool             // trap.Wait has failed
+	reaped     []reapedChild    // for the debug log; reused
 }
 
 // Run starts the program at path with argv and env and returns the exit code
@@ -79,12 +70,6 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 		}
 	}
 
-	// Every standard signal is registered before the program starts so that
-	// none sent in between is lost: they wait in the channel. The real-time
-	// signals are registered while the program starts (see late).
-	s.signals = make(chan os.Signal, signalBuffer)
-	signal.Notify(s.signals, early()...)
-
 	tty, foreground := terminalOwner()
 	s.sameGroup = tty && !foreground
 	s.continues = foreground && !jobControlAbove()
@@ -92,10 +77,12 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 	if room >= 0 && room < threadRoom {
 		return s.execInPlace(path, argv, env, "the pids limit leaves room for "+strconv.Itoa(room)+" more processes")
 	}
-	if room >= 0 || nprocLimited() {
-		logger.Start()
-		warmThreads()
+	// Every signal is caught before the program starts so that none sent in
+	// between is lost: they wait in trap's pipe.
+	if err := s.catchSignals(); err != nil {
+		return s.execInPlace(path, argv, env, "unable to catch signals: "+err.Error())
 	}
+	keepThreads(room >= 0 || nprocLimited())
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   env,
 		Files: []uintptr{0, 1, 2},
@@ -104,16 +91,9 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 	// The init is a background process of the terminal from now on: were it
 	// to catch SIGTTOU, every write it made to the terminal would be retried
 	// forever. Ignoring them before the program starts would pass SIG_IGN on.
-	signal.Ignore(unix.SIGTTIN, unix.SIGTTOU)
-	if s.sameGroup {
-		signal.Reset(unix.SIGTSTP) // see terminal.go
+	for _, sig := range ignoredAfterFork {
+		setDisposition(sig, sigIgn)
 	}
-	// Without a handler for SIGCHLD the kernel does not interrupt a thread
-	// for each child that exits; waitid is woken all the same. 34 (glibc's
-	// SIGRTMIN) has no handler in the Go runtime either, and would kill the
-	// init when it is not PID 1 (see the README).
-	setDisposition(unix.SIGCHLD, sigDfl)
-	setDisposition(34, sigIgn)
 	if err == unix.EAGAIN {
 		return s.execInPlace(path, argv, env, "fork: "+err.Error())
 	}
@@ -126,7 +106,6 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 		return perr.Code
 	}
 	s.child = pid
-	go s.forwardSignals()
 	if subreaperErr != nil {
 		s.Log.Error("warning: not a child subreaper (", subreaperErr.Error(), "): orphans of the program's ",
 			"subtree go to the reaper above the init, which at exit ends only the program's group ",
@@ -188,25 +167,42 @@ func (s *Supervisor) release() {
 	closeInherited()
 }
 
-// waitProgram reaps children as they exit until the program is among them,
-// and returns its wait status.
+// waitProgram forwards the signals that arrive and reaps the children that
+// exit until the program is among them, and returns its wait status. The
+// signals that arrive with its exit are forwarded before it is reaped.
 func (s *Supervisor) waitProgram() unix.WaitStatus {
-	for {
-		if status, exited, _ := s.reap(); exited {
-			return status
-		}
-	}
-}
-
-// reap waits until a child exits and reaps every child that has (see
-// reapExited).
-func (s *Supervisor) reap() (status unix.WaitStatus, exited, remaining bool) {
 	options := 0
 	if s.sameGroup || s.continues {
 		options = unix.WUNTRACED
 	}
-	waitChild(options)
-	return s.reapExited(options)
+	for {
+		n, err := trap.Wait(s.infos[:])
+		// The pipe does not fail while the init holds it. Were it to, the
+		// init would go on reaping, every pollMax, without signals.
+		children := err != nil
+		if err != nil && !s.pipeFailed {
+			s.pipeFailed = true
+			s.Log.Error("unable to read signals, no longer forwarding them: ", err.Error())
+		}
+		if err != nil {
+			time.Sleep(pollMax)
+		}
+		for i := range s.infos[:n] {
+			info := &s.infos[i]
+			if info.Signo == int32(unix.SIGCHLD) {
+				children = true
+				continue
+			}
+			s.forwardSignal(info)
+		}
+		if !children {
+			continue
+		}
+		trap.Reaped()
+		if status, exited, _ := s.reapExited(options); exited {
+			return status
+		}
+	}
 }
 
 // reapExited reaps, without waiting, every child that has exited, the
@@ -217,7 +213,6 @@ func (s *Supervisor) reap() (status unix.WaitStatus, exited, remaining bool) {
 func (s *Supervisor) reapExited(options int) (status unix.WaitStatus, exited, remaining bool) {
 	debug := s.Log.DebugEnabled()
 	var stopped unix.Signal
-	s.mu.Lock()
 	for {
 		pid, st := reaper.Next(options)
 		if pid <= 0 {
@@ -234,10 +229,9 @@ func (s *Supervisor) reapExited(options int) (status unix.WaitStatus, exited, re
 			s.reaped = append(s.reaped, reapedChild{pid, st})
 		}
 		if pid == s.child {
-			status, exited, s.exited = st, true, true
+			status, exited = st, true
 		}
 	}
-	s.mu.Unlock()
 	if stopped != 0 {
 		s.followStop(stopped)
 	}
@@ -256,59 +250,31 @@ type reapedChild struct {
 	status unix.WaitStatus
 }
 
-// waitChild blocks until a child has exited (or, with unix.WUNTRACED,
-// stopped), without reaping it, or until the init has no children. Blocking
-// in the kernel keeps the init idle: no thread wakes up while nothing
-// happens.
-func waitChild(options int) {
-	if options&unix.WUNTRACED != 0 {
-		options = unix.WSTOPPED
+// forwardSignal passes on a signal that arrived while the program runs,
+// unless the terminal sent it to the program too.
+func (s *Supervisor) forwardSignal(info *unix.Siginfo) {
+	received := unix.Signal(info.Signo)
+	if s.sameGroup && sentByTerminal(received) {
+		s.Log.Debug("not forwarding ", signals.Name(received), ": the terminal sent it to the program too")
+		return
 	}
-	for unix.Waitid(unix.P_ALL, 0, &waitInfo, unix.WEXITED|unix.WNOWAIT|options, nil) == unix.EINTR {
-	}
-}
-
-// waitInfo receives waitChild's siginfo, which the init does not need: a
-// global, so that a wait allocates nothing.
-var waitInfo unix.Siginfo
-
-// forwardSignals registers the real-time signals, then passes on every
-// signal that arrives while the program runs. Signals that arrive during the
-// registration wait in the channel. (One goroutine rather than two: each
-// costs the init a thread.)
-func (s *Supervisor) forwardSignals() {
-	signal.Notify(s.signals, late()...)
-	for sig := range s.signals {
-		received := unix.Signal(sig.(syscall.Signal))
-		s.mu.Lock()
-		exited := s.exited
-		var sent unix.Signal
-		var target int
-		var err error
-		skip := s.sameGroup && sentByTerminal(received)
-		if !exited && !skip {
-			sent, target, err = s.forward(received)
-		}
-		s.mu.Unlock()
-		if !s.Log.DebugEnabled() {
-			continue
-		}
-		if exited {
-			s.Log.Debug("not forwarding ", signals.Name(received), ": the program has exited")
-		} else if skip {
-			s.Log.Debug("not forwarding ", signals.Name(received), ": the terminal sent it to the program too")
-		} else {
-			s.Log.Debug(describeForward(received, sent, target, err))
-		}
+	sent, target, err := s.forward(received, info)
+	if s.Log.DebugEnabled() {
+		s.Log.Debug(describeForward(received, sent, target, err))
 	}
 }
 
 // forward passes sig, or the signal it is rewritten to, to the program's
-// process group (target < 0) or to the program alone.
-func (s *Supervisor) forward(received unix.Signal) (sent unix.Signal, target int, err error) {
+// process group (target < 0) or to the program alone. A signal sent with a
+// value (sigqueue) goes to the program alone, as it came: code, sender and
+// value; a process group can only be sent a plain signal.
+func (s *Supervisor) forward(received unix.Signal, info *unix.Siginfo) (sent unix.Signal, target int, err error) {
 	sent = received
 	if to, ok := s.Config.SignalRewrite[received]; ok {
 		sent = to
+	}
+	if trap.Queued(info) {
+		return sent, s.child, trap.Queue(s.child, sent, info)
 	}
 	target = -s.child
 	if s.Config.SignalTarget == config.TargetChild || s.sameGroup {

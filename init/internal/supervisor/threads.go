@@ -4,26 +4,72 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pid1-buildpacks/init/init/internal/logger"
 )
 
 // The Go runtime aborts the init ("fatal error: newosproc") when it needs a
 // new thread and clone(2) fails, as it does at a container's pids limit.
-// Under a pids limit or a finite RLIMIT_NPROC the init runs on one P and
-// starts the threads it keeps (the logger's, os/signal's) and spare ones
-// before the program (warmThreads: about 0.7 ms, which is why it is not
-// done without a limit); the runtime keeps idle threads and reuses them. When the pids limit leaves less room than the
-// init's threads may need, the init runs the program in its own place
+// The init therefore makes, before the program starts, every thread it will
+// need (keepThreads), and runs on one P: one goroutine does all the work and
+// parks on the runtime's poller while it waits, so the runtime has no reason
+// to start another thread. When the pids limit leaves less room than the
+// init and its program need, the init runs the program in its own place
 // instead: a program without an init is never worse than an init that
 // aborts.
 
 // threadRoom is how many more processes or threads the pids limit must
-// allow when the init starts: the init's threads and the program.
-const threadRoom = 8
+// allow when the init starts: the logger's thread, the spare one, the
+// program, and as much again for what the program starts at once.
+const threadRoom = 6
+
+// keepThreads runs the init on one P (whatever GOMAXPROCS or the node's CPU
+// count said) and, when limited (a pids limit or RLIMIT_NPROC), starts the
+// logger's thread and makes sure the runtime has spareThreads idle threads
+// to hand work to (see makeSpareThreads). The runtime keeps idle threads
+// and reuses them.
+func keepThreads(limited bool) {
+	runtime.GOMAXPROCS(1)
+	if limited {
+		logger.Start()
+		makeSpareThreads()
+	}
+}
+
+// spareThreads is how many idle threads the init keeps: on one P, one
+// thread may wait in the runtime's poller while another runs the init's
+// goroutine and a third is in a system call that blocks (beside the
+// logger's own, locked, thread).
+const spareThreads = 2
+
+// makeSpareThreads leaves the runtime at least spareThreads idle threads,
+// without relying on timing: while the main goroutine holds its thread,
+// spareThreads goroutines each lock one of their own, which the runtime
+// takes from its idle ones or starts; then all are let go, and the threads
+// are idle.
+func makeSpareThreads() {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	release := make(chan struct{})
+	done := make(chan struct{})
+	for range spareThreads {
+		locked := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			close(locked)
+			<-release
+			runtime.UnlockOSThread() // a goroutine that ends locked ends its thread
+			done <- struct{}{}
+		}()
+		<-locked
+	}
+	close(release)
+	for range spareThreads {
+		<-done
+	}
+}
 
 // pidsRoom returns how many more tasks the init's pids cgroup and the
 // cgroups above it allow, the least of them, or -1 when none has a limit or
@@ -82,36 +128,6 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-// spareThreads is how many idle threads warmThreads leaves to the runtime,
-// beside the ones held for good (sysmon, os/signal's two, the logger's and
-// the runtime's template thread): the main goroutine blocks in waitid on
-// one, and Go code (the forwarding goroutine, timers) runs on the other
-// meanwhile.
-const spareThreads = 2
-
-// warmThreads makes the runtime start spareThreads threads now, before the
-// program: for a moment it runs on spareThreads+1 Ps, with a goroutine busy
-// on each, then on one for good (a thread per CPU, with GOMAXPROCS=64 or on
-// a 64-CPU node, would count against the limit). The runtime keeps idle
-// threads and reuses them, so it needs no new one while the program runs.
-func warmThreads() {
-	runtime.GOMAXPROCS(spareThreads + 1)
-	var running atomic.Int32
-	var done sync.WaitGroup
-	deadline := time.Now().Add(500 * time.Microsecond)
-	for range spareThreads {
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			running.Add(1)
-			for running.Load() < spareThreads && time.Now().Before(deadline) {
-			}
-		}()
-	}
-	done.Wait()
-	runtime.GOMAXPROCS(1)
 }
 
 // nprocLimited reports whether RLIMIT_NPROC (ulimit -u) limits the init's

@@ -3,6 +3,8 @@
 //
 //	testhelper record FILE     append "ready" and then the number of every
 //	                           signal received to FILE; exit 0 after SIGTERM
+//	testhelper siginfo FILE    as record, one "SIGNO CODE VALUE" line a
+//	                           signal (its siginfo: code and sigqueue value)
 //	testhelper dump            print argv, env, cwd, fd 3, signal masks and
 //	                           whether it is a child subreaper
 //	testhelper wrap IGN BLK -- PROG ARG...
@@ -47,6 +49,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pid1-buildpacks/init/init/internal/signals"
+	"github.com/pid1-buildpacks/init/init/internal/trap"
 )
 
 func main() {
@@ -56,6 +59,8 @@ func main() {
 	switch os.Args[1] {
 	case "record":
 		record(os.Args[2])
+	case "siginfo":
+		siginfo(os.Args[2])
 	case "dump":
 		dump()
 	case "wrap":
@@ -106,6 +111,46 @@ func record(file string) {
 		fmt.Fprintf(f, "%d\n", int(sig.(syscall.Signal)))
 		if sig == unix.SIGTERM {
 			os.Exit(0)
+		}
+	}
+}
+
+// siginfo is record through package trap, which sees every queued instance
+// of a signal and its siginfo: each line has the signal's number, code and
+// value.
+func siginfo(file string) {
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		fail(err.Error())
+	}
+	if err := trap.Open(); err != nil {
+		fail(err.Error())
+	}
+	for sig := unix.Signal(1); sig <= signals.Max; sig++ {
+		if signals.Forwardable(sig) {
+			if err := trap.Catch(sig); err != nil {
+				fail(err.Error())
+			}
+		}
+	}
+	fmt.Fprintf(f, "ready %d\n", os.Getpid())
+	var infos [64]unix.Siginfo
+	for {
+		n, err := trap.Wait(infos[:])
+		if err != nil {
+			fail(err.Error())
+		}
+		var lines []byte
+		for i := range infos[:n] {
+			info := &infos[i]
+			value := *(*int64)(unsafe.Add(unsafe.Pointer(info), 24))
+			lines = fmt.Appendf(lines, "%d %d %d\n", info.Signo, info.Code, value)
+		}
+		f.Write(lines)
+		for i := range infos[:n] {
+			if infos[i].Signo == int32(unix.SIGTERM) {
+				os.Exit(0)
+			}
 		}
 	}
 }
