@@ -28,9 +28,11 @@ import (
 )
 
 // pipeSize is the capacity of the pipe asked for: 8,192 signals. Beyond it,
-// while the init does not read, a signal is lost (the handler cannot block).
-// 1 MiB is what /proc/sys/fs/pipe-max-size allows an unprivileged process by
-// default; the pages are only taken as signals wait in it.
+// while the init does not read, the handler (which cannot block) only counts
+// the instances of each signal that found no room, and Wait delivers them
+// after the ones in the pipe, without their siginfo (see lost). 1 MiB is what
+// /proc/sys/fs/pipe-max-size allows an unprivileged process by default; the
+// pages are only taken as signals wait in it.
 const pipeSize = 1 << 20
 
 // infoSize is the size of a siginfo on Linux.
@@ -44,6 +46,17 @@ var (
 	childPending uint32           // a SIGCHLD is in the pipe, not yet taken by Reaped
 	signals      syscall.RawConn  // the pipe's read end, on the runtime's poller
 	template     *kernelSigaction // the runtime's flags, restorer and mask
+
+	// lost[N] counts the instances of signal N the pipe had no room for;
+	// lostAny is set after each such count. The handler then writes wake (a
+	// siginfo of signal 0, which Wait skips) so that a reader that had
+	// emptied the pipe in between wakes up and takes the count; if the pipe
+	// is still full, the reader has a read to make after the count, and
+	// takes it then.
+	lost    [65]uint32
+	lostAny uint32
+	wake    [128]byte
+	owed    [65]uint32 // counts taken from lost that did not fit in a Wait (the reader's own)
 )
 
 // handler is the signal handler (handler_*.s). It is never called from Go.
@@ -124,12 +137,48 @@ func sigaction(sig unix.Signal, act, old *kernelSigaction) error {
 // runtime's poller, so no thread waits for it, and reads with a raw system
 // call: a read through package syscall would wake the runtime's sysmon
 // thread each time, three context switches a signal.
+//
+// An instance the pipe had no room for comes after the signals that were in
+// it, with its number only (code SI_USER, no sender or value), so that it
+// is passed on with kill(2); a SIGCHLD among them still says that children
+// have changed state. Wait may return 0 signals.
 func Wait(infos []unix.Siginfo) (int, error) {
+	if n := takeOwed(infos); n > 0 {
+		return n, nil
+	}
 	pending = unsafe.Slice((*byte)(unsafe.Pointer(&infos[0])), len(infos)*infoSize)
 	if err := signals.Read(readPipe); err != nil {
 		return 0, err
 	}
-	return got / infoSize, readErr
+	n := 0
+	for i := range infos[:got/infoSize] {
+		if infos[i].Signo != 0 { // not a wake
+			infos[n] = infos[i]
+			n++
+		}
+	}
+	if atomic.SwapUint32(&lostAny, 0) != 0 {
+		for sig := range lost {
+			if atomic.LoadUint32(&lost[sig]) != 0 {
+				owed[sig] += atomic.SwapUint32(&lost[sig], 0)
+			}
+		}
+	}
+	return n + takeOwed(infos[n:]), readErr
+}
+
+// takeOwed fills infos with lost instances taken from owed, and returns how
+// many.
+func takeOwed(infos []unix.Siginfo) int {
+	n := 0
+	for sig := range owed {
+		for owed[sig] > 0 && n < len(infos) {
+			infos[n] = unix.Siginfo{Signo: int32(sig)}
+			owed[sig]--
+			n++
+		}
+	}
+	return n
 }
 
 // The state of a Wait, for readPipe: one function value, made once, so that

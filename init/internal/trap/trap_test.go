@@ -1,6 +1,10 @@
 package trap_test
 
 import (
+	"math/bits"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -64,8 +68,29 @@ func sigqueue(sig unix.Signal, value int64) error {
 	return nil
 }
 
+// pending returns how many signals wait to be handled in the test process
+// or one of its threads (bits of ShdPnd and SigPnd in /proc).
+func pending() int {
+	n := 0
+	tasks, _ := os.ReadDir("/proc/self/task")
+	for _, task := range tasks {
+		status, _ := os.ReadFile("/proc/self/task/" + task.Name() + "/status")
+		for _, line := range strings.Split(string(status), "\n") {
+			key, value, _ := strings.Cut(line, ":")
+			if key == "ShdPnd" || key == "SigPnd" {
+				mask, _ := strconv.ParseUint(strings.TrimSpace(value), 16, 64)
+				n += bits.OnesCount64(mask)
+			}
+		}
+	}
+	return n
+}
+
 func testTrap(t *testing.T, it spec.S, received chan unix.Siginfo) {
-	var Expect = NewWithT(t).Expect
+	var (
+		Expect     = NewWithT(t).Expect
+		Eventually = NewWithT(t).Eventually
+	)
 
 	next := func() unix.Siginfo {
 		select {
@@ -132,6 +157,38 @@ func testTrap(t *testing.T, it spec.S, received chan unix.Siginfo) {
 			*p = 1
 		}()
 		Expect(recovered).To(MatchError(ContainSubstring("nil pointer dereference")))
+	})
+
+	// The reader above stops taking signals from the pipe while received is
+	// full: it holds at most cap(received)+64 of them, and the pipe 8,192.
+	it("loses no signal and no SIGCHLD when the pipe is full", func() {
+		n := cap(received) + 64 + 8192 + 1000
+		for i := range n {
+			for sigqueue(35, int64(i)) == unix.EAGAIN {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		Eventually(pending, 5*time.Second, time.Millisecond).Should(BeZero()) // all handled: the pipe is full
+		Expect(unix.Kill(unix.Getpid(), unix.SIGCHLD)).To(Succeed())
+		Eventually(pending, 5*time.Second, time.Millisecond).Should(BeZero())
+		rt, chld := 0, 0
+		for rt < n || chld == 0 {
+			select {
+			case info := <-received:
+				switch info.Signo {
+				case 35:
+					rt++
+				case int32(unix.SIGCHLD):
+					chld++
+				default:
+					t.Fatalf("signal %d, not sent", info.Signo)
+				}
+			case <-time.After(2 * time.Second):
+				t.Fatalf("%d of %d signals 35 and %d SIGCHLD arrived", rt, n, chld)
+			}
+		}
+		Expect([]int{rt, chld}).To(Equal([]int{n, 1}))
+		trap.Reaped()
 	})
 
 	it("folds SIGCHLDs into one until Reaped", func() {
