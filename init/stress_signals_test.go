@@ -133,6 +133,37 @@ func testStressSignals(t *testing.T, context spec.G, it spec.S) {
 		Expect(figures["no init"]).To(Equal(n), "the helper alone receives them all")
 	})
 
+	// The program's queue is full at 50: the kernel refuses sigqueue(3)
+	// past it with EAGAIN and merges kill(2)s; without an init the sender
+	// would get the EAGAIN (docs/limits.md).
+	it("passes on as many of 200 sigqueue()d signals 35 as tini-static does to a program whose RLIMIT_SIGPENDING is 50", func() {
+		const n = 200
+		figures := map[string][2]int{}
+		for _, peer := range peers[:2] { // the program alone would refuse the sender past 50
+			prefix := append(append([]string{}, peer.argv...), "prlimit", "--sigpending=50:50", "--")
+			got, alive := under(prefix, n, func(pid int) {
+				program := childOf(pid)
+				for childOf(program) != 0 || comm(program) == "prlimit" {
+					time.Sleep(time.Millisecond) // prlimit has exec'd the helper
+					program = childOf(pid)
+				}
+				Expect(syscall.Kill(program, syscall.SIGSTOP)).To(Succeed())
+				for i := range n {
+					sigqueue(t, pid, 35, int64(i))
+				}
+				time.Sleep(200 * time.Millisecond) // the init has forwarded them all
+				Expect(syscall.Kill(program, syscall.SIGCONT)).To(Succeed())
+			})
+			all, withValue := got.count(35, n)
+			figures[peer.name] = [2]int{all, withValue}
+			Expect(alive).To(BeTrue(), "%s: PID 1 ended by SIGTERM with 0", peer.name)
+		}
+		t.Logf("200 sigqueue()d signal 35, the program's RLIMIT_SIGPENDING 50, the program stopped meanwhile: received (with their value): ours %v, tini-static %v",
+			figures["ours"], figures["tini-static"])
+		Expect(figures["ours"][0]).To(BeNumerically(">=", figures["tini-static"][0]), "instances that reach the program")
+		Expect(figures["ours"][1]).To(Equal(figures["ours"][0]), "each with its value")
+	})
+
 	it("passes on sigqueue()d SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSTKFLT and SIGSYS with their values, and lives on", func() {
 		faults := []syscall.Signal{syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGFPE, syscall.SIGILL, syscall.SIGTRAP, syscall.SIGSTKFLT, syscall.SIGSYS}
 		report := map[string]string{}
