@@ -177,15 +177,16 @@ func (s *Supervisor) waitProgram() unix.WaitStatus {
 	}
 	for {
 		n, err := trap.Wait(s.infos[:])
-		// The pipe does not fail while the init holds it. Were it to, the
-		// init would go on reaping, every pollMax, without signals.
-		children := err != nil
-		if err != nil && !s.pipeFailed {
-			s.pipeFailed = true
-			s.Log.Error("unable to read signals, no longer forwarding them: ", err.Error())
-		}
+		children := false
 		if err != nil {
+			// The pipe does not fail while the init holds it. Were it to,
+			// the init would go on reaping, every pollMax, without signals.
+			if !s.pipeFailed {
+				s.pipeFailed = true
+				s.Log.Error("unable to read signals, no longer forwarding them: ", err.Error())
+			}
 			time.Sleep(pollMax)
+			children = true
 		}
 		for i := range s.infos[:n] {
 			info := &s.infos[i]

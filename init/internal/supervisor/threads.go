@@ -21,8 +21,8 @@ import (
 // aborts.
 
 // threadRoom is how many more processes or threads the pids limit must
-// allow when the init starts: the logger's thread, the spare one, the
-// program, and as much again for what the program starts at once.
+// allow when the init starts: the logger's thread, the two spare ones, the
+// program, and two for what the program starts at once.
 const threadRoom = 6
 
 // keepThreads runs the init on one P (whatever GOMAXPROCS or the node's CPU
