@@ -15,6 +15,7 @@ package main
 
 import (
 	"os"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -37,6 +38,7 @@ const exitUsage = 2
 const flushTimeout = 500 * time.Millisecond
 
 func main() {
+	runtime.GOMAXPROCS(1)
 	code := run(os.Args[1:])
 	logger.Flush(flushTimeout)
 	os.Exit(code)

@@ -54,6 +54,33 @@ func testStderr(t *testing.T, context spec.G, it spec.S) {
 		})
 	}
 
+	for _, pid1 := range []bool{false, true} {
+		name := "as a child"
+		if pid1 {
+			name = "as PID 1"
+		}
+		it("does not forward the SIGXFSZ its own log write past RLIMIT_FSIZE raises, "+name, func() {
+			// The debug log of 200 reaped orphans is far more than 2,000
+			// bytes; the program's own write, 3 bytes, is within them.
+			log := filepath.Join(dir, "log")
+			stderr, err := os.Create(log)
+			Expect(err).NotTo(HaveOccurred())
+			defer stderr.Close()
+			file := filepath.Join(dir, "f")
+			program := `"$0" orphans 200; sleep 0.5; echo ok > ` + file
+			cmd := command(pid1, []string{"BPL_INIT_LOG_LEVEL=debug"}, "sh", "-c", program, helperBin)
+			cmd.Args = append([]string{"prlimit", "--fsize=2000"}, cmd.Args...)
+			cmd.Path, err = exec.LookPath("prlimit")
+			Expect(err).NotTo(HaveOccurred())
+			cmd.Stderr = stderr
+			Expect(cmd.Start()).To(Succeed())
+			code, _ := waitAtMost(t, cmd, 20*time.Second)
+			Expect(code).To(Equal(0), "without the init the program exits 0; the init's log:\n%s", readFile(log))
+			Expect(readFile(file)).To(Equal("ok\n"))
+			Expect(len(readFile(log))).To(BeNumerically(">", 1000), "the log reached the limit")
+		})
+	}
+
 	it("does not loop on failed log writes at debug level when the program ignores SIGPIPE", func() {
 		cmd := withClosedStderr(false, "debug", "trap '' PIPE")
 		cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()

@@ -5,8 +5,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -234,18 +236,37 @@ func testStressPidsLimit(t *testing.T, context spec.G, it spec.S) {
 		cgroup func(t *testing.T, max int) *pidsCgroup
 	}{{"its own cgroup", newPidsCgroup}, {"the cgroup above its own (a Kubernetes pod's)", newNestedPidsCgroup}} {
 		it("makes no thread once the program runs, with GOMAXPROCS=64, under 20,000 fork() orphans logged at debug level, the limit on "+limit.on, func() {
-			testNoThreadLater(t, limit.cgroup(t, 1000))
+			testNoThreadLater(t, limit.cgroup(t, 1000), 64, false)
 		})
 	}
+	it("has at most 4 threads with GOMAXPROCS=2, and makes none once the program runs while its standard error is a pipe nobody reads, under 20,000 fork() orphans logged at debug level", func() {
+		testNoThreadLater(t, newPidsCgroup(t, 1000), 2, true)
+	})
 }
 
 // testNoThreadLater runs 20,000 fork() orphans under the init as PID 1 in cg,
-// logged at debug level (each "reaped" line is allocated: the garbage
-// collector runs), and checks that its thread count does not grow once the
-// program runs.
-func testNoThreadLater(t *testing.T, cg *pidsCgroup) {
+// with GOMAXPROCS=procs, logged at debug level (each "reaped" line is
+// allocated: the garbage collector runs), and checks that its thread count
+// does not grow once the program runs. With stalled, the init's standard
+// error is a pipe nobody reads: the logger's write holds a thread. The Go
+// floor (bench/gofloor) in the same cgroup is reported beside it: with many
+// Ps, the runtime starts idle threads before main runs, in both, so that
+// the count at start is held to 4 for procs <= 2 only.
+func testNoThreadLater(t *testing.T, cg *pidsCgroup, procs int, stalled bool) {
 	Expect := NewWithT(t).Expect
-	p := startAsPID1(t, cg.Prefix(), []string{"GOMAXPROCS=64", "BPL_INIT_LOG_LEVEL=debug"}, append(initArgv(), "sh", "-c", "sleep 0.5; "+orphans(20000)+"; sleep 0.5")...)
+	env := []string{"GOMAXPROCS=" + itoa(procs), "BPL_INIT_LOG_LEVEL=debug"}
+	cmd := pid1Command(cg.Prefix(), append(initArgv(), "sh", "-c", "sleep 0.5; "+orphans(20000)+"; sleep 0.5"))
+	cmd.Env = append(os.Environ(), env...)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if stalled {
+		r, w, err := os.Pipe()
+		Expect(err).NotTo(HaveOccurred())
+		defer r.Close()
+		defer w.Close()
+		cmd.Stderr = w
+	}
+	p := &pid1{cmd: cmd, hostPID: startNamespace(t, cmd), stderr: &stderr}
 	// Once the program has started, the init has made what it keeps.
 	NewWithT(t).Eventually(func() int { return childOf(p.hostPID) }, 5*time.Second, time.Millisecond).ShouldNot(BeZero(), "the program started")
 	atStart := status(p.hostPID, "Threads")
@@ -261,11 +282,36 @@ sample:
 			most = max(most, status(p.hostPID, "Threads"))
 		}
 	}
+	floor := startAsPID1(t, cg.Prefix(), env[:1], goFloor(t), "--", "/bin/sleep", "1")
 	tini := startAsPID1(t, nil, nil, tiniStatic, "-s", "--", "sleep", "1")
-	time.Sleep(100 * time.Millisecond)
-	t.Logf("threads: ours %d at start, at most %d under load; tini-static %d", atStart, most, status(tini.hostPID, "Threads"))
-	Expect(p.cmd.ProcessState.ExitCode()).To(Equal(0), p.stderr.String()[max(0, len(p.stderr.String())-2000):])
+	time.Sleep(200 * time.Millisecond)
+	t.Logf("threads with GOMAXPROCS=%d: ours %d at start, at most %d under load; Go floor %d; tini-static %d",
+		procs, atStart, most, status(floor.hostPID, "Threads"), status(tini.hostPID, "Threads"))
+	Expect(p.cmd.ProcessState.ExitCode()).To(Equal(0), stderr.String()[max(0, len(stderr.String())-2000):])
 	Expect(most).To(Equal(atStart), "no thread made under load")
+	if procs <= 2 {
+		Expect(atStart).To(BeNumerically("<=", 4), "threads at start")
+	}
+}
+
+var (
+	goFloorOnce sync.Once
+	goFloorBin  string
+	goFloorErr  error
+)
+
+// goFloor returns bench/gofloor, built once for the host.
+func goFloor(t *testing.T) string {
+	goFloorOnce.Do(func() {
+		goFloorBin = filepath.Join(filepath.Dir(helperBin), "gofloor")
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", goFloorBin, "../bench/gofloor")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			goFloorErr = fmt.Errorf("unable to build bench/gofloor: %w\n%s", err, out)
+		}
+	})
+	NewWithT(t).Expect(goFloorErr).NotTo(HaveOccurred())
+	return goFloorBin
 }
 
 func testStressReaping(t *testing.T, context spec.G, it spec.S) {

@@ -1,18 +1,18 @@
 // Package logger writes the init's messages to standard error, one line each,
 // prefixed with "[init] " so that they stand apart from the program's output.
 //
-// Messages are queued and written by one goroutine on a thread of its own,
-// so that a standard error nobody reads never stalls the init: the caller
-// never blocks, and when the queue is full the message is dropped and
-// counted. On that thread SIGPIPE, SIGXFSZ, SIGTTIN and SIGTTOU are blocked:
-// a write to a closed pipe, past a file size limit or to a terminal the
-// init is in the background of raises no signal that the init would take
-// for one sent to it (and forward), and never stops the init. After a write
-// fails (EPIPE, EFBIG, EIO ...) the logger writes nothing more.
+// Messages are queued and written by one goroutine, so that a standard
+// error nobody reads never stalls the init: the caller never blocks, and
+// when the queue is full the message is dropped and counted. A write that
+// blocks holds a thread, not the init's goroutine: the runtime runs that
+// one on another thread (see supervisor/threads.go). The SIGPIPE or SIGXFSZ
+// a write to a closed pipe or past a file size limit raises comes to the
+// init as a signal it sent itself, which the supervisor does not forward.
+// After a write fails (EPIPE, EFBIG, EIO ...) the logger writes nothing
+// more.
 package logger
 
 import (
-	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -77,11 +77,6 @@ var (
 	dropped atomic.Int64
 )
 
-// Start starts the writer now rather than on the first message, so that its
-// thread exists before the init starts its program (see
-// supervisor/threads.go).
-func Start() { start.Do(startWriter) }
-
 // enqueue queues a line, starting the writer on the first one.
 func enqueue(parts []string) {
 	start.Do(startWriter)
@@ -132,12 +127,7 @@ func startWriter() {
 // writer writes the queued lines, as many as are waiting in one write(2),
 // and reports dropped ones. It never returns.
 func writer() {
-	runtime.LockOSThread()
-	var blocked unix.Sigset_t
-	for _, sig := range []unix.Signal{unix.SIGPIPE, unix.SIGXFSZ, unix.SIGTTIN, unix.SIGTTOU} {
-		blocked.Val[(sig-1)/64] |= 1 << ((uint(sig) - 1) % 64)
-	}
-	broken := unix.PthreadSigmask(unix.SIG_BLOCK, &blocked, nil) != nil
+	broken := false
 	var buf []byte
 	for m := range queue {
 		buf = append(buf[:0], m.line...)

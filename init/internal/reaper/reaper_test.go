@@ -77,7 +77,7 @@ func testReaper(t *testing.T, context spec.G, it spec.S) {
 		}).Should(Equal(map[int]int{quick.Process.Pid: 3}))
 		Expect(reaper.Reap(func(int, unix.WaitStatus) {})).To(BeTrue(), "slow remains")
 
-		sent, refused := reaper.SignalSubtree(unix.SIGKILL, false, true)
+		sent, refused := reaper.SignalSubtree(unix.SIGKILL, 0, false, true, 0)
 		Expect(sent).To(Equal(2))
 		Expect(refused).To(BeZero())
 		Eventually(func() bool {

@@ -2,13 +2,18 @@ package reaper
 
 import (
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// SignalSubtree sends sig to every process of the init's subtree and returns
-// how many processes could be signalled and how many refused (EPERM: a
-// process of another user); without count, as PID 1, it counts nothing.
+// SignalSubtree sends sig, then followUp unless it is 0, to every process of
+// the init's subtree and returns how many processes could be signalled and
+// how many refused (EPERM: a process of another user); without count, as
+// PID 1, it counts nothing. Past deadline (CLOCK_MONOTONIC, see Monotonic;
+// 0 for none) it finds and signals no more descendants: under a fork bomb
+// that takes every CPU, a walk of /proc can take seconds, and the caller has
+// a bound to keep.
 //
 // As PID 1 of a PID namespace every other process of the namespace is in its
 // care: kill(-1) reaches all of them but the init itself, and silently skips
@@ -26,7 +31,7 @@ import (
 // not been reaped: a process of another user then still refuses (EPERM).
 // Without /proc,
 // nothing is signalled (see FindsDescendants).
-func SignalSubtree(sig unix.Signal, pid1, count bool) (sent, refused int) {
+func SignalSubtree(sig, followUp unix.Signal, pid1, count bool, deadline time.Duration) (sent, refused int) {
 	tally := func(err error) {
 		switch err {
 		case nil:
@@ -37,6 +42,9 @@ func SignalSubtree(sig unix.Signal, pid1, count bool) (sent, refused int) {
 	}
 	if pid1 {
 		unix.Kill(-1, sig)
+		if followUp != 0 {
+			unix.Kill(-1, followUp)
+		}
 		if !count || procSelf() != 1 {
 			return 0, 0 // /proc shows another PID namespace
 		}
@@ -47,16 +55,42 @@ func SignalSubtree(sig unix.Signal, pid1, count bool) (sent, refused int) {
 		}
 		return sent, refused
 	}
-	pinned := pinDescendants()
+	pinned := pinDescendants(deadline)
 	for _, p := range pinned {
-		err := unix.PidfdSendSignal(p.fd, sig, nil, 0)
-		if (err == unix.ENOSYS || err == unix.EPERM) && alive(p.fd) {
-			err = unix.Kill(p.pid, sig)
+		if expired(deadline) {
+			break
+		}
+		err := signalPinned(p, sig)
+		if followUp != 0 && err == nil {
+			signalPinned(p, followUp)
 		}
 		tally(err)
 	}
 	closeAll(pinned)
 	return sent, refused
+}
+
+// signalPinned sends sig to p through its pin or, where the kernel or a
+// seccomp profile refuses pidfd_send_signal, by pid while p is not reaped.
+func signalPinned(p pinned, sig unix.Signal) error {
+	err := unix.PidfdSendSignal(p.fd, sig, nil, 0)
+	if (err == unix.ENOSYS || err == unix.EPERM) && alive(p.fd) {
+		err = unix.Kill(p.pid, sig)
+	}
+	return err
+}
+
+// Monotonic reads CLOCK_MONOTONIC. (time.Now would link wall-clock time and
+// its methods into the binary, some 8 KB.)
+func Monotonic() time.Duration {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return time.Duration(ts.Nano())
+}
+
+// expired reports whether deadline (see SignalSubtree) has passed.
+func expired(deadline time.Duration) bool {
+	return deadline != 0 && Monotonic() >= deadline
 }
 
 // FindsDescendants reports whether SignalSubtree can find the init's
@@ -66,7 +100,7 @@ func FindsDescendants() bool { return procSelf() != 0 }
 // Descendants returns the pids of every process below the init, read from
 // /proc. A process that exits while /proc is read may be missing.
 func Descendants() []int {
-	pinned := pinDescendants()
+	pinned := pinDescendants(0)
 	closeAll(pinned)
 	pids := make([]int, len(pinned))
 	for i, p := range pinned {
@@ -83,15 +117,18 @@ type pinned struct{ pid, fd int }
 // children, before any is signalled (a parent killed first would hand its
 // children to the init before they are found). A process is pinned only if,
 // read through its own handle, its parent is a pinned process (or the init)
-// that has not been reaped: its pid cannot have been reused. The caller
-// closes the handles.
-func pinDescendants() []pinned {
+// that has not been reaped: its pid cannot have been reused. Past deadline
+// it returns what it has pinned. The caller closes the handles.
+func pinDescendants(deadline time.Duration) []pinned {
 	root := procSelf()
 	if root == 0 {
 		return nil
 	}
 	children := map[int][]int{}
 	for _, pid := range processes() {
+		if expired(deadline) {
+			return nil
+		}
 		if ppid, ok := parentOf(unix.AT_FDCWD, "/proc/"+strconv.Itoa(pid)+"/stat"); ok {
 			children[ppid] = append(children[ppid], pid)
 		}
@@ -99,6 +136,9 @@ func pinDescendants() []pinned {
 	var all []pinned
 	parent := pinned{root, unix.AT_FDCWD}
 	for i := 0; ; i++ {
+		if expired(deadline) {
+			return all
+		}
 		for _, pid := range children[parent.pid] {
 			fd, err := unix.Open("/proc/"+strconv.Itoa(pid), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 			if err != nil {

@@ -49,8 +49,8 @@ func (s *Supervisor) endSubtree() {
 	if s.Config.GracePeriod > 0 && !s.terminate(graceEnd) {
 		return
 	}
-	_, refused := s.signalSubtree(unix.SIGKILL, true)
-	if s.settle(graceEnd+killWait, unix.SIGKILL, s.unreachable(refused)) {
+	_, refused := s.signalSubtree(unix.SIGKILL, 0, graceEnd+killWait, true)
+	if s.settle(graceEnd+killWait, unix.SIGKILL, s.unreachable(refused, graceEnd+killWait)) {
 		return
 	}
 	s.reportLeftovers()
@@ -61,9 +61,8 @@ func (s *Supervisor) endSubtree() {
 func (s *Supervisor) terminate(graceEnd time.Duration) bool {
 	// SIGCONT after SIGTERM, as systemd does: a stopped process would
 	// otherwise only see the SIGTERM when SIGKILL ends it.
-	sent, refused := s.signalSubtree(unix.SIGTERM, true)
-	s.sweep(unix.SIGCONT)
-	unreachable := s.unreachable(refused)
+	sent, refused := s.signalSubtree(unix.SIGTERM, unix.SIGCONT, graceEnd, true)
+	unreachable := s.unreachable(refused, graceEnd)
 	if unreachable != nil && sent == 0 {
 		s.reportLeftovers()
 		return false
@@ -80,21 +79,19 @@ func (s *Supervisor) terminate(graceEnd time.Duration) bool {
 }
 
 // unreachable returns, when some processes refused a signal (refused) and
-// the init is a subreaper, onlyUnsignallable; otherwise nil. Processes of
-// another user were not told to stop: waiting for them would only delay the
-// exit that ends them, as the program's exit would have without the init.
-func (s *Supervisor) unreachable(refused int) func() bool {
+// the init is a subreaper, a check of whether all that remains of the
+// subtree, as far as it is found by deadline, is processes the init may not
+// signal; otherwise nil. Processes of another user were not told to stop:
+// waiting for them would only delay the exit that ends them, as the
+// program's exit would have without the init.
+func (s *Supervisor) unreachable(refused int, deadline time.Duration) func() bool {
 	if refused > 0 && s.subreaper {
-		return s.onlyUnsignallable
+		return func() bool {
+			sent, refused := reaper.SignalSubtree(0, 0, s.pid1, true, deadline)
+			return sent == 0 && refused > 0
+		}
 	}
 	return nil
-}
-
-// onlyUnsignallable reports whether all that remains of the subtree is
-// processes the init may not signal.
-func (s *Supervisor) onlyUnsignallable() bool {
-	sent, refused := reaper.SignalSubtree(0, s.pid1, true)
-	return sent == 0 && refused > 0
 }
 
 // gone reaps what has exited and reports whether nothing of the subtree
@@ -133,20 +130,15 @@ func (s *Supervisor) settle(deadline time.Duration, sweep unix.Signal, unreachab
 			checked = now
 		}
 		if sweep != 0 {
-			s.sweep(sweep)
+			s.sweep(sweep, deadline)
 		}
 		time.Sleep(min(pause, left))
 		pause = min(2*pause, pollMax)
 	}
 }
 
-// monotonic reads CLOCK_MONOTONIC. (time.Now would link wall-clock time and
-// its methods into the binary, some 8 KB.)
-func monotonic() time.Duration {
-	var ts unix.Timespec
-	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	return time.Duration(ts.Nano())
-}
+// monotonic reads CLOCK_MONOTONIC.
+func monotonic() time.Duration { return reaper.Monotonic() }
 
 // duration writes d in whole seconds (5s) or milliseconds (1500ms).
 // (Duration.String would add a kilobyte to the binary.)
@@ -157,10 +149,11 @@ func duration(d time.Duration) string {
 	return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
 }
 
-// signalSubtree sends sig to what remains of the subtree, counts what it
-// reached and what refused (see reaper.SignalSubtree) and, with say, says so.
-func (s *Supervisor) signalSubtree(sig unix.Signal, say bool) (sent, refused int) {
-	sent, refused = s.signal(sig, true)
+// signalSubtree sends sig, then followUp unless 0, to what remains of the
+// subtree, until deadline (see reaper.SignalSubtree), counts what it reached
+// and what refused and, with say, says so.
+func (s *Supervisor) signalSubtree(sig, followUp unix.Signal, deadline time.Duration, say bool) (sent, refused int) {
+	sent, refused = s.signal(sig, followUp, true, deadline)
 	if !say || !s.Log.InfoEnabled() {
 		return sent, refused
 	}
@@ -177,20 +170,48 @@ func (s *Supervisor) signalSubtree(sig unix.Signal, say bool) (sent, refused int
 // sweep is signalSubtree without counting or saying anything: as PID 1, a
 // single kill(-1). The init sweeps while a fork bomb may take every CPU: a
 // sweep that fits in one time slice ends it sooner.
-func (s *Supervisor) sweep(sig unix.Signal) { s.signal(sig, false) }
+func (s *Supervisor) sweep(sig unix.Signal, deadline time.Duration) {
+	s.signal(sig, 0, false, deadline)
+}
 
-// signal sends sig to what remains of the subtree. When the init is no
-// subreaper, or is one without a /proc to find its descendants in, the
-// program's process group gets it too: there the program's orphans are,
+// signal sends sig to what remains of the subtree. When the init is not
+// PID 1, the program's process group gets it first (see signalGroup): in
+// one system call, what a fork bomb in it forks meanwhile included, where
+// signalling descendants found in /proc one by one can take seconds. When
+// the kernel cannot signal a group through a pidfd, the group is signalled
+// by number, and only when the init is no subreaper, or is one without a
+// /proc to find its descendants in: there the program's orphans are,
 // unless they left it.
-func (s *Supervisor) signal(sig unix.Signal, count bool) (sent, refused int) {
-	blind := s.blind()
-	sent, refused = reaper.SignalSubtree(sig, s.pid1, count)
-	if !s.subreaper || blind {
+func (s *Supervisor) signal(sig, followUp unix.Signal, count bool, deadline time.Duration) (sent, refused int) {
+	grouped := !s.pid1 && s.signalGroup(sig)
+	if grouped && followUp != 0 {
+		s.signalGroup(followUp)
+	}
+	sent, refused = reaper.SignalSubtree(sig, followUp, s.pid1, count, deadline)
+	if !grouped && (!s.subreaper || s.blind()) {
 		unix.Kill(-s.child, sig)
+		if followUp != 0 {
+			unix.Kill(-s.child, followUp)
+		}
 	}
 	return sent, refused
 }
+
+// signalGroup sends sig to the program's process group through the
+// program's pidfd (pidfd_send_signal with PIDFD_SIGNAL_PROCESS_GROUP, Linux
+// 6.9): the kernel signals the processes of that very group, never one that
+// a reused pid names, as kill(-pid) could once the group is empty. It
+// reports whether the kernel took the request (an empty group included).
+func (s *Supervisor) signalGroup(sig unix.Signal) bool {
+	if s.childFd < 0 || s.sameGroup {
+		return false // the program shares the init's group
+	}
+	err := unix.PidfdSendSignal(s.childFd, sig, nil, pidfdSignalProcessGroup)
+	return err == nil || err == unix.ESRCH
+}
+
+// pidfdSignalProcessGroup is PIDFD_SIGNAL_PROCESS_GROUP (linux/pidfd.h).
+const pidfdSignalProcessGroup = 1 << 2
 
 // blind reports whether the init is a subreaper that cannot find its
 // descendants: there is no /proc that shows it.
@@ -198,13 +219,16 @@ func (s *Supervisor) blind() bool {
 	return s.subreaper && !s.pid1 && !reaper.FindsDescendants()
 }
 
+// leftoverCount bounds the sweep that counts what is left at exit.
+const leftoverCount = 200 * time.Millisecond
+
 // reportLeftovers says, once, how many processes remain after SIGKILL and
 // why, with a last sweep that counts them.
 func (s *Supervisor) reportLeftovers() {
 	if !s.Log.InfoEnabled() {
 		return
 	}
-	sent, refused := s.signalSubtree(unix.SIGKILL, false)
+	sent, refused := s.signalSubtree(unix.SIGKILL, 0, monotonic()+leftoverCount, false)
 	what := strconv.Itoa(sent+refused) + " processes left: " +
 		strconv.Itoa(refused) + " the init may not signal (EPERM: another user's), " +
 		strconv.Itoa(sent) + " still there after SIGKILL"

@@ -32,14 +32,19 @@ type Supervisor struct {
 	Config config.Config
 	Log    logger.Logger
 
+	pid       int
 	pid1      bool
 	subreaper bool // orphans of the subtree come to the init (always as PID 1)
 	// wasSubreaper says whether the init was started a child subreaper
 	// (the attribute survives execve).
 	wasSubreaper bool
 	child        int
-	sameGroup    bool // the program runs in the init's process group (see terminal.go)
-	continues    bool // the init continues the program when it stops (see terminal.go)
+	// childFd is a pidfd of the program (-1 if none): through it the
+	// program's process group is signalled after the program is reaped,
+	// whatever process its pid then names (see signalGroup).
+	childFd   int
+	sameGroup bool // the program runs in the init's process group (see terminal.go)
+	continues bool // the init continues the program when it stops (see terminal.go)
 	// startIgnored says which of the signals the init ignores after the
 	// fork were ignored when it started.
 	startIgnored signalSet
@@ -54,7 +59,8 @@ type Supervisor struct {
 // rest of the subtree has ended, or, for what could not be ended, when the
 // grace period and the kill wait have passed (see endSubtree).
 func (s *Supervisor) Run(path string, argv []string, env []string) int {
-	s.pid1 = unix.Getpid() == 1
+	s.pid = unix.Getpid()
+	s.pid1 = s.pid == 1
 	s.subreaper = s.pid1
 	var subreaperErr error
 	if !s.pid1 {
@@ -106,6 +112,10 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 		return perr.Code
 	}
 	s.child = pid
+	s.childFd, err = unix.PidfdOpen(pid, 0) // not reaped yet: pid is the program
+	if err != nil {
+		s.childFd = -1
+	}
 	if subreaperErr != nil {
 		s.Log.Error("warning: not a child subreaper (", subreaperErr.Error(), "): orphans of the program's ",
 			"subtree go to the reaper above the init, which at exit ends only the program's group ",
@@ -252,9 +262,16 @@ type reapedChild struct {
 }
 
 // forwardSignal passes on a signal that arrived while the program runs,
-// unless the terminal sent it to the program too.
+// unless the terminal sent it to the program too or the init raised it
+// itself: the kernel sends a thread that writes to a pipe nobody reads
+// SIGPIPE, and one that writes past RLIMIT_FSIZE SIGXFSZ, as from the
+// thread's own process (the logger's writes).
 func (s *Supervisor) forwardSignal(info *unix.Siginfo) {
 	received := unix.Signal(info.Signo)
+	if info.Code == siUser && trap.Sender(info) == s.pid {
+		s.Log.Debug("not forwarding ", signals.Name(received), ": the init raised it itself")
+		return
+	}
 	if s.sameGroup && sentByTerminal(received) {
 		s.Log.Debug("not forwarding ", signals.Name(received), ": the terminal sent it to the program too")
 		return
@@ -283,6 +300,10 @@ func (s *Supervisor) forward(received unix.Signal, info *unix.Siginfo) (sent uni
 	}
 	return sent, target, unix.Kill(target, sent)
 }
+
+// siUser is the code of a signal sent with kill(2), or raised by the kernel
+// for a process's own write.
+const siUser = 0
 
 // describeForward says what forward did: "forwarded SIGUSR1 as SIGUSR2 to
 // process group 7".

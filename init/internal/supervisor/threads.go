@@ -1,13 +1,10 @@
 package supervisor
 
 import (
-	"runtime"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/pid1-buildpacks/init/init/internal/logger"
 )
 
 // The Go runtime aborts the init ("fatal error: newosproc") when it needs a
@@ -21,54 +18,73 @@ import (
 // aborts.
 
 // threadRoom is how many more processes or threads the pids limit must
-// allow when the init starts: the logger's thread, the two spare ones, the
-// program, and two for what the program starts at once.
-const threadRoom = 6
+// allow when the init starts: the two spare threads, the program, and two
+// for what the program starts at once.
+const threadRoom = spareThreads + 3
 
 // keepThreads runs the init on one P (whatever GOMAXPROCS or the node's CPU
-// count said) and, when limited (a pids limit or RLIMIT_NPROC), starts the
-// logger's thread and makes sure the runtime has spareThreads idle threads
-// to hand work to (see makeSpareThreads). The runtime keeps idle threads
-// and reuses them.
+// count said) and, when limited (a pids limit or RLIMIT_NPROC), makes sure
+// the runtime has spareThreads idle threads to hand work to (see
+// makeSpareThreads). The runtime keeps idle threads and reuses them.
 func keepThreads(limited bool) {
-	runtime.GOMAXPROCS(1)
 	if limited {
-		logger.Start()
 		makeSpareThreads()
 	}
 }
 
-// spareThreads is how many idle threads the init keeps: on one P, one
-// thread may wait in the runtime's poller while another runs the init's
-// goroutine and a third is in a system call that blocks (beside the
-// logger's own, locked, thread).
+// spareThreads is how many idle threads the init keeps. On one P, the
+// runtime needs a thread for its goroutine while another is held by a
+// system call that blocks (the logger's write to a standard error nobody
+// reads), and one more to hand the P to when the init's goroutine is in a
+// system call the runtime's monitor finds too long.
 const spareThreads = 2
 
-// makeSpareThreads leaves the runtime at least spareThreads idle threads,
-// without relying on timing: while the main goroutine holds its thread,
-// spareThreads goroutines each lock one of their own, which the runtime
-// takes from its idle ones or starts; then all are let go, and the threads
-// are idle.
+// makeSpareThreads leaves the runtime at least spareThreads idle threads
+// beside the one running the init's goroutine and the runtime's monitor
+// (sysmon), and checks it on /proc/self/status. spareThreads goroutines
+// each block in a read(2); the runtime hands the P on from each, to a thread
+// it has or starts, and the main goroutine runs only once every reader is
+// in its read. Then the readers are let go, and their threads are idle.
+// This starts no thread when the runtime has enough already, and, unlike
+// runtime.LockOSThread, no template thread.
 func makeSpareThreads() {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	release := make(chan struct{})
-	done := make(chan struct{})
-	for range spareThreads {
-		locked := make(chan struct{})
-		go func() {
-			runtime.LockOSThread()
-			close(locked)
-			<-release
-			runtime.UnlockOSThread() // a goroutine that ends locked ends its thread
-			done <- struct{}{}
-		}()
-		<-locked
+	for try := 0; try < 3 && threads() < spareThreads+2; try++ {
+		var fds [2]int
+		if unix.Pipe2(fds[:], unix.O_CLOEXEC) != nil {
+			return
+		}
+		reading := make(chan struct{}, spareThreads)
+		done := make(chan struct{}, spareThreads)
+		for range spareThreads {
+			go func() {
+				var b [1]byte
+				reading <- struct{}{}
+				unix.Read(fds[0], b[:])
+				done <- struct{}{}
+			}()
+		}
+		for range spareThreads {
+			<-reading
+		}
+		unix.Write(fds[1], make([]byte, spareThreads))
+		for range spareThreads {
+			<-done
+		}
+		unix.Close(fds[0])
+		unix.Close(fds[1])
 	}
-	close(release)
-	for range spareThreads {
-		<-done
+}
+
+// threads returns the init's thread count, or a large number when
+// /proc/self/status cannot be read.
+func threads() int {
+	status := readSmall("/proc/self/status")
+	_, rest, found := strings.Cut(status, "\nThreads:\t")
+	n, err := strconv.Atoi(firstLine(rest))
+	if !found || err != nil {
+		return 1 << 30
 	}
+	return n
 }
 
 // pidsRoom returns how many more tasks the init's pids cgroup and the

@@ -228,5 +228,12 @@ func Queued(info *unix.Siginfo) bool {
 	return info.Code < 0 && info.Code != siTkill
 }
 
+// Sender returns the pid of the process that sent info's signal, as the
+// receiver's PID namespace sees it (0 for a sender outside it), for the
+// codes that carry one (SI_USER, the sigqueue codes, SIGCHLD's).
+func Sender(info *unix.Siginfo) int {
+	return int(*(*int32)(unsafe.Add(unsafe.Pointer(info), 16)))
+}
+
 // siTkill is the code of a signal sent with tkill(2) or tgkill(2).
 const siTkill = -6
