@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -102,6 +103,51 @@ func testTerminal(t *testing.T, context spec.G, it spec.S) {
 		Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("status=5"))
 		write("exit\n")
 		cmd.Wait()
+	})
+
+	it("stops once on Ctrl-Z after a shell brought it to the foreground, and fg continues it for good", func() {
+		cmd, stdin, out := onTerminal(t, "bash --norc --noprofile -i")
+		write := func(s string) {
+			_, err := io.WriteString(stdin, s)
+			Expect(err).NotTo(HaveOccurred())
+		}
+		write(initLine() + " -- " + helperBin + " tty &\n")
+		Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(MatchRegexp(ttyReport.String()))
+		write("fg\n")
+		time.Sleep(300 * time.Millisecond)
+		write("\x1a")
+		Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("Stopped"), "the shell saw its job stopped:\n%s", out.String())
+		write("fg\n")
+		time.Sleep(500 * time.Millisecond)
+		Expect(strings.Count(out.String(), "Stopped")).To(Equal(1), "stopped once:\n%s", out.String())
+		write("q\n")
+		write("echo status=$?\n")
+		Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("status=5"), "the program read its line after fg:\n%s", out.String())
+		write("exit\n")
+		waitAtMost(t, cmd, 5*time.Second)
+	})
+
+	it("is stopped by Ctrl-Z with its program, as they are without the init, when a job-control shell runs it inside a job (bash -c 'init -- prog' at a prompt); fg continues both", func() {
+		for _, prefix := range []string{"", initLine() + " -- "} {
+			cmd, stdin, out := onTerminal(t, "bash --norc --noprofile -i")
+			write := func(s string) {
+				_, err := io.WriteString(stdin, s)
+				Expect(err).NotTo(HaveOccurred())
+			}
+			write("bash -c '" + prefix + helperBin + " tty; echo done=$?'\n")
+			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(MatchRegexp(ttyReport.String()), prefix)
+			write("\x03") // the program handles SIGINT: once, from the terminal
+			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("got SIGINT"), prefix)
+			write("\x1a")
+			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("Stopped"), "%q: the shell saw its job stopped:\n%s", prefix, out.String())
+			write("fg\n")
+			time.Sleep(300 * time.Millisecond)
+			write("q\n")
+			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("done=5"), "%q: the program read its line after fg:\n%s", prefix, out.String())
+			Expect(strings.Count(out.String(), "got SIGINT")).To(Equal(1), "%q: Ctrl-C reached the program once:\n%s", prefix, out.String())
+			write("exit\n")
+			waitAtMost(t, cmd, 5*time.Second)
+		}
 	})
 
 	it("writes its log lines and is never stopped when the terminal has tostop set", func() {

@@ -77,8 +77,8 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 	}
 
 	tty, foreground := terminalOwner()
-	s.sameGroup = tty && !foreground
-	s.continues = foreground && !jobControlAbove()
+	s.sameGroup = tty && (!foreground || inShellJob())
+	s.continues = foreground && !s.sameGroup && !jobControlAbove()
 	room := pidsRoom()
 	if room >= 0 && room < threadRoom {
 		return s.execInPlace(path, argv, env, "the pids limit leaves room for "+strconv.Itoa(room)+" more processes")
@@ -92,7 +92,7 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   env,
 		Files: []uintptr{0, 1, 2},
-		Sys:   &syscall.SysProcAttr{Setpgid: !s.sameGroup, Foreground: foreground, Ctty: 0},
+		Sys:   &syscall.SysProcAttr{Setpgid: !s.sameGroup, Foreground: foreground && !s.sameGroup, Ctty: 0},
 	})
 	// The init is a background process of the terminal from now on: were it
 	// to catch SIGTTOU, every write it made to the terminal would be retried

@@ -1,6 +1,9 @@
 package supervisor
 
 import (
+	"strconv"
+	"strings"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/pid1-buildpacks/init/init/internal/signals"
@@ -18,7 +21,10 @@ import (
 // An init started in the background of an interactive shell (cmd &) does
 // not own the terminal: it keeps the program in its own group, so that the
 // shell's fg and bg move both, and Ctrl-Z stops both (the init takes
-// SIGTSTP's default action). When the program stops (reading the terminal
+// SIGTSTP's default action). So does an init that a job-control shell runs
+// inside a job it does not lead (bash -c 'init -- prog' typed at a prompt):
+// the shell watches that job, and Ctrl-Z must stop it, as it would the
+// program without the init. When the program stops (reading the terminal
 // from the background: SIGTTIN), the init stops too, so that the shell sees
 // its job stopped and its fg continues both. The terminal sends SIGINT, SIGQUIT and SIGWINCH
 // to both, so the init does not forward those; the others it forwards to the
@@ -69,7 +75,31 @@ func (s *Supervisor) followStop(sig unix.Signal) {
 		unix.Kill(s.child, unix.SIGCONT)
 		return
 	}
-	unix.Kill(unix.Getpid(), unix.SIGSTOP)
+	if s.stillStopped() {
+		unix.Kill(unix.Getpid(), unix.SIGSTOP)
+	}
+}
+
+// stillStopped reports whether the program is stopped now, as /proc says
+// (true without /proc). Ctrl-Z stops the init with the program in its
+// group; the shell's fg continues both, and the init, which reads the
+// program's stop only then, must not stop again.
+func (s *Supervisor) stillStopped() bool {
+	stat := readSmall("/proc/" + strconv.Itoa(s.child) + "/stat")
+	end := strings.LastIndexByte(stat, ')')
+	if end < 0 || end+2 >= len(stat) {
+		return true
+	}
+	return stat[end+2] == 'T'
+}
+
+// inShellJob reports whether the init runs in a process group that it does
+// not lead and that is not its session's: a job-control shell, the
+// session's leader, made the group a job of its own.
+func inShellJob() bool {
+	sid, err := unix.Getsid(0)
+	pgrp := unix.Getpgrp()
+	return err == nil && pgrp != unix.Getpid() && pgrp != sid
 }
 
 // jobControlAbove reports whether a job-control shell started the init: it
