@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -67,7 +68,14 @@ func testStressSignals(t *testing.T, context spec.G, it spec.S) {
 	// SIGTERM. It returns what the helper recorded and whether PID 1 was
 	// still there to take the SIGTERM.
 	under := func(argv []string, want int, send func(pid int)) (received, bool) {
-		file := filepath.Join(t.TempDir(), "siginfo")
+		dir := t.TempDir()
+		file := filepath.Join(dir, "siginfo")
+		// Writable by the helper when it runs as another user.
+		for _, d := range []string{filepath.Dir(dir), dir} {
+			NewWithT(t).Expect(os.Chmod(d, 0o755)).To(Succeed())
+		}
+		NewWithT(t).Expect(os.WriteFile(file, nil, 0o666)).To(Succeed())
+		NewWithT(t).Expect(os.Chmod(file, 0o666)).To(Succeed())
 		p := startAsPID1(t, nil, nil, append(append([]string{}, argv...), helperBin, "siginfo", file)...)
 		NewWithT(t).Eventually(func() string { return readFile(file) }, 5*time.Second, 5*time.Millisecond).Should(HavePrefix("ready"), p.stderr.String())
 		send(p.hostPID)
@@ -135,15 +143,19 @@ func testStressSignals(t *testing.T, context spec.G, it spec.S) {
 
 	// The program's queue is full at 50: the kernel refuses sigqueue(3)
 	// past it with EAGAIN and merges kill(2)s; without an init the sender
-	// would get the EAGAIN (docs/limits.md).
+	// would get the EAGAIN (docs/limits.md). The limit counts the signals
+	// pending for every process of the receiver's user: the program runs as
+	// a user of its own (sigpendingUID), so that root's other processes on
+	// the machine take none of its 50.
 	it("passes on as many of 200 sigqueue()d signals 35 as tini-static does to a program whose RLIMIT_SIGPENDING is 50", func() {
 		const n = 200
 		figures := map[string][2]int{}
 		for _, peer := range peers[:2] { // the program alone would refuse the sender past 50
-			prefix := append(append([]string{}, peer.argv...), "prlimit", "--sigpending=50:50", "--")
+			prefix := append(append([]string{}, peer.argv...), "prlimit", "--sigpending=50:50", "--",
+				"setpriv", "--reuid", sigpendingUID, "--regid", sigpendingUID, "--clear-groups", "--")
 			got, alive := under(prefix, n, func(pid int) {
 				program := childOf(pid)
-				for childOf(program) != 0 || comm(program) == "prlimit" {
+				for childOf(program) != 0 || comm(program) == "prlimit" || comm(program) == "setpriv" {
 					time.Sleep(time.Millisecond) // prlimit has exec'd the helper
 					program = childOf(pid)
 				}
@@ -209,3 +221,7 @@ func testStressSignals(t *testing.T, context spec.G, it spec.S) {
 		Expect(code).To(Equal(0), stderr.String())
 	})
 }
+
+// sigpendingUID is the user the RLIMIT_SIGPENDING spec runs its program as:
+// one that no other process uses.
+const sigpendingUID = "64123"

@@ -85,6 +85,7 @@ qemu_skip=(
   exits_at_once_when_all_that_remains_is_a_root_process_it_may_not_signal,_as_a_child_subreaper
   signals_its_descendants_with_kill.2._when_a_seccomp_profile_refuses  # the init is no subreaper under qemu
   ends_the_program.s_process_group_when_no_proc_file_system            # the init is no subreaper under qemu
+  does_not_forward_the_SIGXFSZ_its_own_log_write_past_RLIMIT_FSIZE_raises,_as_a_child  # no subreaper: no orphans to log
   passes_argv,_env,_cwd_and_fd_3_through_unchanged      # qemu reverses the environment's order
   passes_the_environment_block_through_exactly          # qemu reverses the environment's order
   passes_ignored_signals_and_the_signal_mask_through_unchanged  # qemu drops SIG_IGN of SIGHUP, SIGINT

@@ -75,15 +75,18 @@ func (s *Supervisor) followStop(sig unix.Signal) {
 		unix.Kill(s.child, unix.SIGCONT)
 		return
 	}
-	if s.stillStopped() {
-		unix.Kill(unix.Getpid(), unix.SIGSTOP)
+	if sig == unix.SIGTSTP && !s.stillStopped() {
+		return // Ctrl-Z stopped the init with its program, and fg continued both
 	}
+	unix.Kill(unix.Getpid(), unix.SIGSTOP)
 }
 
 // stillStopped reports whether the program is stopped now, as /proc says
 // (true without /proc). Ctrl-Z stops the init with the program in its
 // group; the shell's fg continues both, and the init, which reads the
-// program's stop only then, must not stop again.
+// program's stop only then, must not stop again. (A stop by SIGTTIN or
+// SIGTTOU comes from the program alone touching the terminal: the init
+// follows it at once, without this read.)
 func (s *Supervisor) stillStopped() bool {
 	stat := readSmall("/proc/" + strconv.Itoa(s.child) + "/stat")
 	end := strings.LastIndexByte(stat, ')')
