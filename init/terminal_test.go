@@ -150,6 +150,55 @@ func testTerminal(t *testing.T, context spec.G, it spec.S) {
 		}
 	})
 
+	it("is stopped by Ctrl-Z with its program when typed at a prompt (init -- prog), as the program is without the init; fg hands the program the terminal again", func() {
+		for _, prefix := range []string{"", initLine() + " -- "} {
+			cmd, stdin, out := onTerminal(t, "bash --norc --noprofile -i")
+			write := func(s string) {
+				_, err := io.WriteString(stdin, s)
+				Expect(err).NotTo(HaveOccurred())
+			}
+			write(prefix + helperBin + " tty\n")
+			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(MatchRegexp(ttyReport.String()), prefix)
+			write("\x03")
+			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("got SIGINT"), prefix)
+			write("\x1a")
+			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("Stopped"), "%q: the shell saw its job stopped:\n%s", prefix, out.String())
+			write("fg\n")
+			time.Sleep(300 * time.Millisecond)
+			write("q\n")
+			write("echo status=$?\n")
+			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("status=5"), "%q: the program read its line after fg:\n%s", prefix, out.String())
+			Expect(strings.Count(out.String(), "got SIGINT")).To(Equal(1), "%q: Ctrl-C reached the program once:\n%s", prefix, out.String())
+			Expect(strings.Count(out.String(), "Stopped")).To(Equal(1), "%q: stopped once:\n%s", prefix, out.String())
+			write("exit\n")
+			waitAtMost(t, cmd, 5*time.Second)
+		}
+	})
+
+	it("leaves a program that moved to a group of its own stopped when it reads the terminal from there, as without the init (bash -c 'init -- prog' at a prompt), instead of continuing it over and over", func() {
+		for _, prefix := range []string{"", initLine() + " -- "} {
+			cmd, stdin, out := onTerminal(t, "bash --norc --noprofile -i")
+			write := func(s string) {
+				_, err := io.WriteString(stdin, s)
+				Expect(err).NotTo(HaveOccurred())
+			}
+			write("bash -c '" + prefix + helperBin + " leavegroup; echo done=$?'\n")
+			report := regexp.MustCompile(`leavegroup pid=(\d+)`)
+			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(MatchRegexp(report.String()), prefix)
+			program, _ := strconv.Atoi(report.FindStringSubmatch(out.String())[1])
+			Eventually(func() string { s, _ := stat(program); return s }, 5*time.Second, 5*time.Millisecond).Should(Equal("T"), "%q: SIGTTIN stopped the program", prefix)
+			before := contextSwitches(program)
+			time.Sleep(500 * time.Millisecond)
+			state, _ := stat(program)
+			Expect(state).To(Equal("T"), "%q: the program is still stopped", prefix)
+			Expect(contextSwitches(program)-before).To(BeNumerically("<", 3), "%q: nobody continued the program meanwhile (its threads' context switches)", prefix)
+			kill(t, program, syscall.SIGKILL)
+			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("done=137"), "%q:\n%s", prefix, out.String())
+			write("exit\n")
+			waitAtMost(t, cmd, 5*time.Second)
+		}
+	})
+
 	it("writes its log lines and is never stopped when the terminal has tostop set", func() {
 		cmd, stdin, out := onTerminal(t, "stty tostop; BPL_INIT_LOG_LEVEL=info "+initLine()+" -- "+helperBin+" tty")
 		Expect(ownsTerminal(out)).To(BeTrue())

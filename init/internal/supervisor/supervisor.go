@@ -45,6 +45,7 @@ type Supervisor struct {
 	childFd   int
 	sameGroup bool // the program runs in the init's process group (see terminal.go)
 	continues bool // the init continues the program when it stops (see terminal.go)
+	follows   bool // the init stops when the program stops, and hands it the terminal on fg (see terminal.go)
 	// startIgnored says which of the signals the init ignores after the
 	// fork were ignored when it started.
 	startIgnored signalSet
@@ -79,6 +80,7 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 	tty, foreground := terminalOwner()
 	s.sameGroup = tty && (!foreground || inShellJob())
 	s.continues = foreground && !s.sameGroup && !jobControlAbove()
+	s.follows = foreground && !s.sameGroup && !s.continues
 	room := pidsRoom()
 	if room >= 0 && room < threadRoom {
 		return s.execInPlace(path, argv, env, "the pids limit leaves room for "+strconv.Itoa(room)+" more processes")
@@ -182,7 +184,7 @@ func (s *Supervisor) release() {
 // signals that arrive with its exit are forwarded before it is reaped.
 func (s *Supervisor) waitProgram() unix.WaitStatus {
 	options := 0
-	if s.sameGroup || s.continues {
+	if s.sameGroup || s.continues || s.follows {
 		options = unix.WUNTRACED
 	}
 	for {
@@ -275,6 +277,9 @@ func (s *Supervisor) forwardSignal(info *unix.Siginfo) {
 	if s.sameGroup && sentByTerminal(received) {
 		s.Log.Debug("not forwarding ", signals.Name(received), ": the terminal sent it to the program too")
 		return
+	}
+	if received == unix.SIGCONT && s.follows {
+		s.handTerminal()
 	}
 	sent, target, err := s.forward(received, info)
 	if s.Log.DebugEnabled() {

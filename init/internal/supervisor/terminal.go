@@ -16,7 +16,11 @@ import (
 // its exec failed) gives the terminal back to its own group, so that what
 // runs next (the next command of a shell) finds the terminal as the init
 // found it. SIGTTOU is ignored by then, so the init may do this from the
-// background.
+// background. When a job-control shell made the init's group a job of its
+// own (init -- prog typed at a prompt), Ctrl-Z stops the program alone: the
+// init stops too, so that the shell sees its job stopped, and when the
+// shell's fg continues the init, it hands the terminal, which the shell gave
+// to the init's group, on to the program's before it forwards SIGCONT.
 //
 // An init started in the background of an interactive shell (cmd &) does
 // not own the terminal: it keeps the program in its own group, so that the
@@ -48,6 +52,14 @@ func takeTerminal(pgrp int) {
 	unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, pgrp)
 }
 
+// handTerminal passes the terminal on to the program's group when the
+// init's group has it (a shell's fg gave it to the init's job).
+func (s *Supervisor) handTerminal() {
+	if _, own := terminalOwner(); own {
+		takeTerminal(s.child)
+	}
+}
+
 // giveTerminalBack returns the terminal to the init's group when the
 // program's group still has it.
 func (s *Supervisor) giveTerminalBack() {
@@ -59,10 +71,14 @@ func (s *Supervisor) giveTerminalBack() {
 // followStop acts on the program stopping on sig. When the init gave the
 // program the terminal and nobody above does job control (docker run -it),
 // nobody could continue it (without the init, the kernel would not have
-// stopped it as PID 1): the init continues it. Otherwise the program is in the init's
-// group: the init makes its own job stopped, so that the shell sees only
-// the init; a program stopped by SIGTTIN or SIGTTOU after the shell had
-// already brought the job to the foreground (fg) is continued instead.
+// stopped it as PID 1): the init continues it. Otherwise a job-control
+// shell watches the init's group: the init makes its own job stopped, so
+// that the shell sees it stopped; a program stopped by SIGTTIN or SIGTTOU
+// after the shell had already brought the job to the foreground (fg) is
+// continued instead, in its own group with the terminal handed on. A
+// program that left the init's group for one of its own and read the
+// terminal from there is left stopped, as it would be without the init:
+// continuing it would only stop it again, over and over.
 func (s *Supervisor) followStop(sig unix.Signal) {
 	if s.continues {
 		if sig == unix.SIGTSTP || sig == unix.SIGTTIN || sig == unix.SIGTTOU {
@@ -72,21 +88,27 @@ func (s *Supervisor) followStop(sig unix.Signal) {
 		return
 	}
 	if _, own := terminalOwner(); own && (sig == unix.SIGTTIN || sig == unix.SIGTTOU) {
-		unix.Kill(s.child, unix.SIGCONT)
+		if s.follows {
+			s.handTerminal()
+			unix.Kill(-s.child, unix.SIGCONT)
+		} else if pgrp, err := unix.Getpgid(s.child); err == nil && pgrp == unix.Getpgrp() {
+			unix.Kill(s.child, unix.SIGCONT)
+		}
 		return
 	}
 	if sig == unix.SIGTSTP && !s.stillStopped() {
-		return // Ctrl-Z stopped the init with its program, and fg continued both
+		return // fg continued the program meanwhile
 	}
 	unix.Kill(unix.Getpid(), unix.SIGSTOP)
 }
 
 // stillStopped reports whether the program is stopped now, as /proc says
-// (true without /proc). Ctrl-Z stops the init with the program in its
-// group; the shell's fg continues both, and the init, which reads the
-// program's stop only then, must not stop again. (A stop by SIGTTIN or
-// SIGTTOU comes from the program alone touching the terminal: the init
-// follows it at once, without this read.)
+// (true without /proc). The kernel reports no stop that a SIGCONT has
+// undone, so this only narrows the window between the report of a Ctrl-Z
+// and the init's SIGSTOP, in which a shell's fg could continue the program:
+// the init would then stop alone. (A stop by SIGTTIN or SIGTTOU is followed
+// at once, without this read: the read, before each, widened the window in
+// which a shell's fg lands, 3 runs in 81.)
 func (s *Supervisor) stillStopped() bool {
 	stat := readSmall("/proc/" + strconv.Itoa(s.child) + "/stat")
 	end := strings.LastIndexByte(stat, ')')

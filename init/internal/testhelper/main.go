@@ -12,6 +12,9 @@
 //	                           BLK (comma-separated numbers, or -), then exec
 //	testhelper tty             report the terminal's foreground group, say
 //	                           when SIGINT arrives, exit 5 on a "q" line
+//	testhelper leavegroup      move to a process group of its own, report
+//	                           it and read a line (SIGTTIN stops it when the
+//	                           terminal's foreground group is another)
 //	testhelper orphans N       start N short-lived processes and exit
 //	                           without waiting for them
 //	testhelper zombies TIMEOUT wait until /proc shows no zombie, exit 1 if
@@ -67,6 +70,8 @@ func main() {
 		wrap(os.Args[2], os.Args[3], os.Args[5:])
 	case "tty":
 		tty()
+	case "leavegroup":
+		leavegroup()
 	case "zombies":
 		zombies(os.Args[2])
 	case "orphans":
@@ -235,6 +240,19 @@ func tty() {
 		}
 	}
 	os.Exit(6)
+}
+
+// leavegroup moves to a process group of its own (setpgid), as a program
+// that does its own job control does, reports it, and reads a line from
+// standard input, which the terminal answers with SIGTTIN: the new group is
+// not its foreground group.
+func leavegroup() {
+	if err := unix.Setpgid(0, 0); err != nil {
+		fail("setpgid: " + err.Error())
+	}
+	fmt.Printf("leavegroup pid=%d pgrp=%d\r\n", os.Getpid(), unix.Getpgrp())
+	bufio.NewScanner(os.Stdin).Scan()
+	os.Exit(4)
 }
 
 // zombies waits until no process in /proc is a zombie.
