@@ -51,6 +51,18 @@ sleep 0.3; exit 3`
 			}
 			Expect(r.Stderr).To(ContainSubstring("[init] waiting up to 1s for the remaining processes\n"))
 		})
+
+		it("sends a straggler in the program's process group SIGTERM once, "+name, func() {
+			// The helper notes each SIGTERM it is delivered and exits half a
+			// second after the first: a second one, sent by a walk of /proc
+			// after the group was signalled, would be noted too.
+			note := filepath.Join(dir, "terms")
+			program := `"$0" terms "$1" & while ! grep -q ready "$1" 2>/dev/null; do sleep 0.01; done; exit 0`
+			r := run(t, pid1, []string{"BPL_INIT_GRACE_PERIOD=5s"}, "sh", "-c", program, helperBin, note)
+			Expect(r.Code).To(Equal(0), r.Stderr)
+			Expect(readFile(note)).To(MatchRegexp(`^ready \d+\n15\n$`), "SIGTERM delivered once")
+			Expect(r.Elapsed).To(BeNumerically("<", 3*time.Second), "the straggler exited on SIGTERM")
+		})
 	}
 
 	it("never signals processes outside its subtree as a child subreaper", func() {

@@ -209,6 +209,34 @@ func testTerminal(t *testing.T, context spec.G, it spec.S) {
 		Expect(cmd.ProcessState.ExitCode()).To(Equal(5), out.String())
 		Expect(out.String()).To(ContainSubstring("[init] program exited: exit code 5"))
 	})
+
+	for _, c := range []struct {
+		name, env, line string
+		code            int
+	}{
+		{"the line before it executes the program in its place", "BPL_INIT_ENABLED=false BPL_INIT_LOG_LEVEL=info",
+			"[init] disabled by BPL_INIT_ENABLED=false, executing ", 0},
+		{"its error", "BPL_INIT_GRACE_PERIOD=abc", `[init] invalid BPL_INIT_GRACE_PERIOD="abc"`, 2},
+	} {
+		it("writes "+c.name+" and is not stopped in the background when the terminal has tostop set", func() {
+			// Without the init the program would run in the background: it
+			// does not write to the terminal. A job that stops instead makes
+			// wait return 128+SIGTTOU.
+			note := filepath.Join(t.TempDir(), "ran")
+			cmd, stdin, out := onTerminal(t, "bash --norc --noprofile -i")
+			_, err := io.WriteString(stdin, "stty tostop\n"+c.env+" "+initLine()+" -- sh -c 'echo ran > "+note+"' &\n"+
+				"wait $!; echo status=$?\n")
+			Expect(err).NotTo(HaveOccurred())
+			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(MatchRegexp(`status=\d+`))
+			Expect(out.String()).To(ContainSubstring("status="+strconv.Itoa(c.code)+"\r\n"), "not stopped (150):\n%s", out.String())
+			Expect(out.String()).To(ContainSubstring(c.line))
+			if c.code == 0 {
+				Expect(readFile(note)).To(Equal("ran\n"))
+			}
+			io.WriteString(stdin, "kill -9 %1 2>/dev/null; exit\n")
+			cmd.Wait()
+		})
+	}
 }
 
 // ttyReport is the line the helper's tty mode starts with.

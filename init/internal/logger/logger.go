@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -98,11 +99,13 @@ func line(parts []string) string {
 }
 
 // Flush waits until every message queued so far has been written, or for at
-// most timeout when standard error does not take them.
+// most timeout when standard error does not take them. Meanwhile SIGTTOU is
+// ignored (see Unstopped).
 func Flush(timeout time.Duration) {
 	if !started.Load() {
 		return // nothing was ever logged
 	}
+	defer Unstopped()()
 	flushed := make(chan struct{})
 	expired := make(chan struct{})
 	timer := time.AfterFunc(timeout, func() { close(expired) })
@@ -116,6 +119,40 @@ func Flush(timeout time.Duration) {
 	case <-flushed:
 	case <-expired:
 	}
+}
+
+// Unstopped ignores SIGTTOU until the function it returns is called, which
+// puts back the action it replaced. Before its program starts, the init may
+// be a background process of a terminal with tostop set, where a write to
+// the terminal stops a process that neither ignores nor blocks SIGTTOU:
+// the lines the init writes before it exits or executes its program in its
+// place are written instead, and the program runs, as it would without the
+// init. (From the program's start on, the supervisor ignores SIGTTOU.)
+func Unstopped() (restore func()) {
+	ignore := sigaction{handler: 1} // SIG_IGN
+	var old sigaction
+	if rtSigaction(unix.SIGTTOU, &ignore, &old) != nil {
+		return func() {}
+	}
+	return func() { rtSigaction(unix.SIGTTOU, &old, nil) }
+}
+
+// sigaction is the kernel's struct sigaction on amd64 and arm64.
+type sigaction struct {
+	handler  uintptr
+	flags    uint64
+	restorer uintptr
+	mask     uint64
+}
+
+// rtSigaction is rt_sigaction(2), beside the Go runtime.
+func rtSigaction(sig unix.Signal, act, old *sigaction) error {
+	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(act)),
+		uintptr(unsafe.Pointer(old)), unsafe.Sizeof(act.mask), 0, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
 }
 
 func startWriter() {

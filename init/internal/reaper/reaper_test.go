@@ -40,23 +40,26 @@ func testReaper(t *testing.T, context spec.G, it spec.S) {
 		}
 	})
 
-	context("ParseParent", func() {
+	context("ParseStat", func() {
 		for _, c := range []struct {
-			stat string
-			ppid int
-			ok   bool
+			stat       string
+			ppid, pgrp int
+			ok         bool
 		}{
-			{"42 (sleep) S 7 42 42 0 -1", 7, true},
-			{"42 (a) b) (c) R 1 42", 1, true},
-			{"42 (with space) Z 123 0", 123, true},
-			{"42 (x", 0, false},
-			{"42 (x) S", 0, false},
-			{"42 (x) S abc", 0, false},
+			{"42 (sleep) S 7 40 40 0 -1", 7, 40, true},
+			{"42 (a) b) (c) R 1 42", 1, 42, true},
+			{"42 (with space) Z 123 0", 123, 0, true},
+			{"42 (x", 0, 0, false},
+			{"42 (x) S", 0, 0, false},
+			{"42 (x) S abc", 0, 0, false},
+			{"42 (x) S 7", 0, 0, false},
+			{"42 (x) S 7 abc", 0, 0, false},
 		} {
 			it("parses "+c.stat, func() {
-				ppid, ok := reaper.ParseParent(c.stat)
+				ppid, pgrp, ok := reaper.ParseStat(c.stat)
 				Expect(ok).To(Equal(c.ok))
 				Expect(ppid).To(Equal(c.ppid))
+				Expect(pgrp).To(Equal(c.pgrp))
 			})
 		}
 	})
@@ -77,7 +80,7 @@ func testReaper(t *testing.T, context spec.G, it spec.S) {
 		}).Should(Equal(map[int]int{quick.Process.Pid: 3}))
 		Expect(reaper.Reap(func(int, unix.WaitStatus) {})).To(BeTrue(), "slow remains")
 
-		sent, refused := reaper.SignalSubtree(unix.SIGKILL, 0, false, true, 0)
+		sent, refused := reaper.SignalSubtree(unix.SIGKILL, 0, 0, false, true, 0)
 		Expect(sent).To(Equal(2))
 		Expect(refused).To(BeZero())
 		Eventually(func() bool {

@@ -15,6 +15,12 @@ import (
 // that takes every CPU, a walk of /proc can take seconds, and the caller has
 // a bound to keep.
 //
+// Members of group (unless it is 0) are not sent sig and followUp again:
+// the caller has sent them to that process group already, and a process
+// handles each delivery (to many programs a second SIGTERM is an order to
+// quit at once, without the graceful shutdown the first one started). They
+// are only checked (signal 0), so that they are counted as the others are.
+//
 // As PID 1 of a PID namespace every other process of the namespace is in its
 // care: kill(-1) reaches all of them but the init itself, and silently skips
 // those the init may not signal, which are then counted from /proc (with
@@ -31,7 +37,7 @@ import (
 // not been reaped: a process of another user then still refuses (EPERM).
 // Without /proc,
 // nothing is signalled (see FindsDescendants).
-func SignalSubtree(sig, followUp unix.Signal, pid1, count bool, deadline time.Duration) (sent, refused int) {
+func SignalSubtree(sig, followUp unix.Signal, group int, pid1, count bool, deadline time.Duration) (sent, refused int) {
 	tally := func(err error) {
 		switch err {
 		case nil:
@@ -59,6 +65,10 @@ func SignalSubtree(sig, followUp unix.Signal, pid1, count bool, deadline time.Du
 	for _, p := range pinned {
 		if expired(deadline) {
 			break
+		}
+		if group != 0 && p.pgrp == group {
+			tally(signalPinned(p, 0))
+			continue
 		}
 		err := signalPinned(p, sig)
 		if followUp != 0 && err == nil {
@@ -110,8 +120,9 @@ func Descendants() []int {
 }
 
 // pinned is a process held open as /proc/<pid>: while fd is open, fd refers
-// to that process, even once it has exited and its pid is reused.
-type pinned struct{ pid, fd int }
+// to that process, even once it has exited and its pid is reused. pgrp is
+// its process group when it was pinned.
+type pinned struct{ pid, fd, pgrp int }
 
 // pinDescendants pins every descendant of the init, parents before their
 // children, before any is signalled (a parent killed first would hand its
@@ -129,12 +140,12 @@ func pinDescendants(deadline time.Duration) []pinned {
 		if expired(deadline) {
 			return nil
 		}
-		if ppid, ok := parentOf(unix.AT_FDCWD, "/proc/"+strconv.Itoa(pid)+"/stat"); ok {
+		if ppid, _, ok := parentOf(unix.AT_FDCWD, "/proc/"+strconv.Itoa(pid)+"/stat"); ok {
 			children[ppid] = append(children[ppid], pid)
 		}
 	}
 	var all []pinned
-	parent := pinned{root, unix.AT_FDCWD}
+	parent := pinned{root, unix.AT_FDCWD, 0}
 	for i := 0; ; i++ {
 		if expired(deadline) {
 			return all
@@ -144,11 +155,12 @@ func pinDescendants(deadline time.Duration) []pinned {
 			if err != nil {
 				continue
 			}
-			if ppid, ok := parentOf(fd, "stat"); !ok || ppid != parent.pid || !alive(parent.fd) {
+			ppid, pgrp, ok := parentOf(fd, "stat")
+			if !ok || ppid != parent.pid || !alive(parent.fd) {
 				unix.Close(fd)
 				continue
 			}
-			all = append(all, pinned{pid, fd})
+			all = append(all, pinned{pid, fd, pgrp})
 		}
 		if i == len(all) {
 			return all
@@ -169,7 +181,7 @@ func alive(fd int) bool {
 	if fd == unix.AT_FDCWD {
 		return true
 	}
-	_, ok := parentOf(fd, "stat")
+	_, _, ok := parentOf(fd, "stat")
 	return ok
 }
 
@@ -216,26 +228,27 @@ func Numbers(dir string) []int {
 	}
 }
 
-// parentOf reads the parent pid from the stat file at path, relative to
-// dirfd.
-func parentOf(dirfd int, path string) (int, bool) {
+// parentOf reads the parent pid and the process group from the stat file
+// at path, relative to dirfd.
+func parentOf(dirfd int, path string) (ppid, pgrp int, ok bool) {
 	fd, err := unix.Openat(dirfd, path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
 	defer unix.Close(fd)
 	buf := make([]byte, 512)
 	n, err := unix.Read(fd, buf)
 	if err != nil || n <= 0 {
-		return 0, false
+		return 0, 0, false
 	}
-	return ParseParent(string(buf[:n]))
+	return ParseStat(string(buf[:n]))
 }
 
-// ParseParent returns the parent pid field of a /proc/<pid>/stat line. The
-// command name may hold spaces and parentheses, so fields are counted from
-// the last closing parenthesis: "pid (comm) state ppid ...".
-func ParseParent(stat string) (int, bool) {
+// ParseStat returns the parent pid and process group fields of a
+// /proc/<pid>/stat line. The command name may hold spaces and parentheses,
+// so fields are counted from the last closing parenthesis:
+// "pid (comm) state ppid pgrp ...".
+func ParseStat(stat string) (ppid, pgrp int, ok bool) {
 	end := -1
 	for i := len(stat) - 1; i >= 0; i-- {
 		if stat[i] == ')' {
@@ -244,16 +257,21 @@ func ParseParent(stat string) (int, bool) {
 		}
 	}
 	if end < 0 || end+4 > len(stat) {
-		return 0, false
+		return 0, 0, false
 	}
 	rest := stat[end+4:] // skip ") S "
-	i := 0
-	for i < len(rest) && rest[i] != ' ' {
-		i++
+	var fields [2]int
+	for f := range fields {
+		i := 0
+		for i < len(rest) && rest[i] != ' ' {
+			i++
+		}
+		n, err := strconv.Atoi(rest[:i])
+		if err != nil {
+			return 0, 0, false
+		}
+		fields[f] = n
+		rest = rest[min(i+1, len(rest)):]
 	}
-	ppid, err := strconv.Atoi(rest[:i])
-	if err != nil {
-		return 0, false
-	}
-	return ppid, true
+	return fields[0], fields[1], true
 }

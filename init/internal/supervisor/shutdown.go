@@ -87,7 +87,7 @@ func (s *Supervisor) terminate(graceEnd time.Duration) bool {
 func (s *Supervisor) unreachable(refused int, deadline time.Duration) func() bool {
 	if refused > 0 && s.subreaper {
 		return func() bool {
-			sent, refused := reaper.SignalSubtree(0, 0, s.pid1, true, deadline)
+			sent, refused := reaper.SignalSubtree(0, 0, 0, s.pid1, true, deadline)
 			return sent == 0 && refused > 0
 		}
 	}
@@ -177,17 +177,27 @@ func (s *Supervisor) sweep(sig unix.Signal, deadline time.Duration) {
 // signal sends sig to what remains of the subtree. When the init is not
 // PID 1, the program's process group gets it first (see signalGroup): in
 // one system call, what a fork bomb in it forks meanwhile included, where
-// signalling descendants found in /proc one by one can take seconds. When
-// the kernel cannot signal a group through a pidfd, the group is signalled
+// signalling descendants found in /proc one by one can take seconds. The
+// descendants found in that group then do not get sig a second time, unless
+// it is SIGKILL: a second SIGKILL does no harm, and should the group's number
+// have been reused meanwhile, the processes of the new group still get it.
+// When the kernel cannot signal a group through a pidfd, the group is signalled
 // by number, and only when the init is no subreaper, or is one without a
 // /proc to find its descendants in: there the program's orphans are,
 // unless they left it.
 func (s *Supervisor) signal(sig, followUp unix.Signal, count bool, deadline time.Duration) (sent, refused int) {
-	grouped := !s.pid1 && s.signalGroup(sig)
-	if grouped && followUp != 0 {
+	grouped, reached := false, false
+	if !s.pid1 {
+		grouped, reached = s.signalGroup(sig)
+	}
+	if reached && followUp != 0 {
 		s.signalGroup(followUp)
 	}
-	sent, refused = reaper.SignalSubtree(sig, followUp, s.pid1, count, deadline)
+	group := 0
+	if reached && sig != unix.SIGKILL {
+		group = s.child
+	}
+	sent, refused = reaper.SignalSubtree(sig, followUp, group, s.pid1, count, deadline)
 	if !grouped && (!s.subreaper || s.blind()) {
 		unix.Kill(-s.child, sig)
 		if followUp != 0 {
@@ -201,13 +211,14 @@ func (s *Supervisor) signal(sig, followUp unix.Signal, count bool, deadline time
 // program's pidfd (pidfd_send_signal with PIDFD_SIGNAL_PROCESS_GROUP, Linux
 // 6.9): the kernel signals the processes of that very group, never one that
 // a reused pid names, as kill(-pid) could once the group is empty. It
-// reports whether the kernel took the request (an empty group included).
-func (s *Supervisor) signalGroup(sig unix.Signal) bool {
+// reports whether the kernel took the request (an empty group included),
+// and whether sig reached a process of the group.
+func (s *Supervisor) signalGroup(sig unix.Signal) (taken, reached bool) {
 	if s.childFd < 0 || s.sameGroup {
-		return false // the program shares the init's group
+		return false, false // the program shares the init's group
 	}
 	err := unix.PidfdSendSignal(s.childFd, sig, nil, pidfdSignalProcessGroup)
-	return err == nil || err == unix.ESRCH
+	return err == nil || err == unix.ESRCH, err == nil
 }
 
 // pidfdSignalProcessGroup is PIDFD_SIGNAL_PROCESS_GROUP (linux/pidfd.h).

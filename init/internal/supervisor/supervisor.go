@@ -148,9 +148,11 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 func (s *Supervisor) execInPlace(path string, argv, env []string, why string) int {
 	// Written here, not through the logger: its thread may not be there,
 	// and there may be no room to make it.
+	restore := logger.Unstopped()
 	logger.Flush(execFlushTimeout)
 	unix.Write(2, []byte(logger.Prefix+"warning: unable to start "+path+" as the init's child ("+why+
 		"): executing it in the init's place, without an init\n"))
+	restore()
 	for _, sig := range ignoredAfterFork {
 		if s.startIgnored&(1<<sig) == 0 {
 			setDisposition(sig, sigDfl)

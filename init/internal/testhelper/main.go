@@ -64,6 +64,8 @@ func main() {
 		record(os.Args[2])
 	case "siginfo":
 		siginfo(os.Args[2])
+	case "terms":
+		terms(os.Args[2])
 	case "dump":
 		dump()
 	case "wrap":
@@ -155,6 +157,36 @@ func siginfo(file string) {
 		for i := range infos[:n] {
 			if infos[i].Signo == int32(unix.SIGTERM) {
 				os.Exit(0)
+			}
+		}
+	}
+}
+
+// terms notes in file every SIGTERM instance it receives, one line each
+// ("15"), through package trap (each delivery, not one per pending signal),
+// and exits 0 half a second after the first.
+func terms(file string) {
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		fail(err.Error())
+	}
+	if err := trap.Open(); err != nil {
+		fail(err.Error())
+	}
+	if err := trap.Catch(unix.SIGTERM); err != nil {
+		fail(err.Error())
+	}
+	fmt.Fprintf(f, "ready %d\n", os.Getpid())
+	var infos [64]unix.Siginfo
+	for {
+		n, err := trap.Wait(infos[:])
+		if err != nil {
+			fail(err.Error())
+		}
+		for i := range infos[:n] {
+			if infos[i].Signo == int32(unix.SIGTERM) {
+				fmt.Fprintln(f, 15)
+				time.AfterFunc(500*time.Millisecond, func() { os.Exit(0) })
 			}
 		}
 	}
