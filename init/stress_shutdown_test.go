@@ -67,33 +67,45 @@ func TestStressShutdown(t *testing.T) {
 		{"tini-static -s (subreaper)", []string{tini, "-s", "--"}, nil, 0, true},
 		{"init as a subreaper, grace 2s", initArgv(), grace2s, bombGrace + shutdownPromise, true},
 	}
-	var table []string
+	// The peers take turns, run after run, so that each meets the same
+	// load; the bounds are checked once every run is in.
+	runs := make([][]bombRun, len(peers))
+	for range bombRuns {
+		for i, peer := range peers {
+			r := runForkBomb(t, peer.argv, peer.env)
+			g.Expect(r.refused).To(BeNumerically(">", 0), "%s: the fork bomb never reached the pids limit", peer.name)
+			runs[i] = append(runs[i], r)
+		}
+	}
 	var teardown time.Duration // the slowest no-init run: the kernel ending the bomb
 	var seen time.Duration     // the slowest tini-static -s run: an init seeing the program's exit
-	for _, peer := range peers {
+	var table []string
+	for i, peer := range peers {
 		row := fmt.Sprintf("| %-30s |", peer.name)
-		for range bombRuns {
-			r := runForkBomb(t, peer.argv, peer.env)
+		for _, r := range runs[i] {
 			row += fmt.Sprintf(" %5.2f s (exit %d) |", r.after.Seconds(), r.code)
-			g.Expect(r.refused).To(BeNumerically(">", 0), "%s: the fork bomb never reached the pids limit", peer.name)
 			switch peer.name {
 			case "no init":
 				teardown = max(teardown, r.after)
 			case "tini-static -s (subreaper)":
 				seen = max(seen, r.after)
 			}
-			if peer.bound == 0 {
-				continue
-			}
-			bound, slack := peer.bound+teardown, teardown
-			if peer.subreaper {
-				bound, slack = peer.bound+seen, seen
-			}
-			g.Expect(r.code).To(Equal(7), "%s: the program's exit code:\n%s", peer.name, r.stderr)
-			g.Expect(r.after).To(BeNumerically("<=", bound), "%s: stopped %.2f s after the program, promised %.2f s + %.2f s:\n%s",
-				peer.name, r.after.Seconds(), peer.bound.Seconds(), slack.Seconds(), r.stderr)
 		}
 		table = append(table, row)
+	}
+	for i, peer := range peers {
+		if peer.bound == 0 {
+			continue
+		}
+		bound, slack := peer.bound+teardown, teardown
+		if peer.subreaper {
+			bound, slack = peer.bound+seen, seen
+		}
+		for _, r := range runs[i] {
+			g.Expect(r.code).To(Equal(7), "%s: the program's exit code:\n%s", peer.name, r.stderr)
+			g.Expect(r.after).To(BeNumerically("<=", bound), "%s: stopped %.2f s after the program, promised %.2f s + %.2f s:\n%s\n%s",
+				peer.name, r.after.Seconds(), peer.bound.Seconds(), slack.Seconds(), strings.Join(table, "\n"), r.stderr)
+		}
 	}
 	t.Logf("shutdown under a fork bomb (pids.max %d, a descendant ignoring SIGTERM), from the program's exit "+
 		"to the end of the PID namespace (as a subreaper: to the exit of the init); the init is held to the grace period + %.1f s, "+
