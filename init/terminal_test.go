@@ -88,11 +88,7 @@ func testTerminal(t *testing.T, context spec.G, it spec.S) {
 	}
 
 	it("hands the terminal to the program when a shell brings the init to the foreground", func() {
-		cmd, stdin, out := onTerminal(t, "bash --norc --noprofile -i")
-		write := func(s string) {
-			_, err := io.WriteString(stdin, s)
-			Expect(err).NotTo(HaveOccurred())
-		}
+		cmd, write, out := atPrompt(t)
 		write(initLine() + " -- " + helperBin + " tty &\n")
 		Expect(ownsTerminal(out)).To(BeFalse(), "started in the background:\n"+out.String())
 		write("fg\n")
@@ -106,11 +102,7 @@ func testTerminal(t *testing.T, context spec.G, it spec.S) {
 	})
 
 	it("stops once on Ctrl-Z after a shell brought it to the foreground, and fg continues it for good", func() {
-		cmd, stdin, out := onTerminal(t, "bash --norc --noprofile -i")
-		write := func(s string) {
-			_, err := io.WriteString(stdin, s)
-			Expect(err).NotTo(HaveOccurred())
-		}
+		cmd, write, out := atPrompt(t)
 		write(initLine() + " -- " + helperBin + " tty &\n")
 		Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(MatchRegexp(ttyReport.String()))
 		write("fg\n")
@@ -129,20 +121,10 @@ func testTerminal(t *testing.T, context spec.G, it spec.S) {
 
 	it("is stopped by Ctrl-Z with its program, as they are without the init, when a job-control shell runs it inside a job (bash -c 'init -- prog' at a prompt); fg continues both", func() {
 		for _, prefix := range []string{"", initLine() + " -- "} {
-			cmd, stdin, out := onTerminal(t, "bash --norc --noprofile -i")
-			write := func(s string) {
-				_, err := io.WriteString(stdin, s)
-				Expect(err).NotTo(HaveOccurred())
-			}
+			cmd, write, out := atPrompt(t)
 			write("bash -c '" + prefix + helperBin + " tty; echo done=$?'\n")
 			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(MatchRegexp(ttyReport.String()), prefix)
-			write("\x03") // the program handles SIGINT: once, from the terminal
-			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("got SIGINT"), prefix)
-			write("\x1a")
-			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("Stopped"), "%q: the shell saw its job stopped:\n%s", prefix, out.String())
-			write("fg\n")
-			time.Sleep(300 * time.Millisecond)
-			write("q\n")
+			interruptStopContinue(t, write, out, prefix)
 			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("done=5"), "%q: the program read its line after fg:\n%s", prefix, out.String())
 			Expect(strings.Count(out.String(), "got SIGINT")).To(Equal(1), "%q: Ctrl-C reached the program once:\n%s", prefix, out.String())
 			write("exit\n")
@@ -152,20 +134,10 @@ func testTerminal(t *testing.T, context spec.G, it spec.S) {
 
 	it("is stopped by Ctrl-Z with its program when typed at a prompt (init -- prog), as the program is without the init; fg hands the program the terminal again", func() {
 		for _, prefix := range []string{"", initLine() + " -- "} {
-			cmd, stdin, out := onTerminal(t, "bash --norc --noprofile -i")
-			write := func(s string) {
-				_, err := io.WriteString(stdin, s)
-				Expect(err).NotTo(HaveOccurred())
-			}
+			cmd, write, out := atPrompt(t)
 			write(prefix + helperBin + " tty\n")
 			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(MatchRegexp(ttyReport.String()), prefix)
-			write("\x03")
-			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("got SIGINT"), prefix)
-			write("\x1a")
-			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("Stopped"), "%q: the shell saw its job stopped:\n%s", prefix, out.String())
-			write("fg\n")
-			time.Sleep(300 * time.Millisecond)
-			write("q\n")
+			interruptStopContinue(t, write, out, prefix)
 			write("echo status=$?\n")
 			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("status=5"), "%q: the program read its line after fg:\n%s", prefix, out.String())
 			Expect(strings.Count(out.String(), "got SIGINT")).To(Equal(1), "%q: Ctrl-C reached the program once:\n%s", prefix, out.String())
@@ -177,11 +149,7 @@ func testTerminal(t *testing.T, context spec.G, it spec.S) {
 
 	it("leaves a program that moved to a group of its own stopped when it reads the terminal from there, as without the init (bash -c 'init -- prog' at a prompt), instead of continuing it over and over", func() {
 		for _, prefix := range []string{"", initLine() + " -- "} {
-			cmd, stdin, out := onTerminal(t, "bash --norc --noprofile -i")
-			write := func(s string) {
-				_, err := io.WriteString(stdin, s)
-				Expect(err).NotTo(HaveOccurred())
-			}
+			cmd, write, out := atPrompt(t)
 			write("bash -c '" + prefix + helperBin + " leavegroup; echo done=$?'\n")
 			report := regexp.MustCompile(`leavegroup pid=(\d+)`)
 			Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(MatchRegexp(report.String()), prefix)
@@ -241,6 +209,31 @@ func testTerminal(t *testing.T, context spec.G, it spec.S) {
 
 // ttyReport is the line the helper's tty mode starts with.
 var ttyReport = regexp.MustCompile(`tty pid=(\d+) ppid=(\d+) pgrp=(\d+) fg=(\d+)`)
+
+// interruptStopContinue types Ctrl-C (the tty helper handles SIGINT: it
+// says so), Ctrl-Z, waits for the shell to say the job stopped, types fg
+// and then the line that ends the helper (exit code 5). prefix names the
+// run in failures.
+func interruptStopContinue(t *testing.T, write func(string), out *syncBuffer, prefix string) {
+	Eventually := NewWithT(t).Eventually
+	write("\x03")
+	Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("got SIGINT"), prefix)
+	write("\x1a")
+	Eventually(out.String, 5*time.Second, 5*time.Millisecond).Should(ContainSubstring("Stopped"), "%q: the shell saw its job stopped:\n%s", prefix, out.String())
+	write("fg\n")
+	time.Sleep(300 * time.Millisecond)
+	write("q\n")
+}
+
+// atPrompt starts an interactive bash on a new terminal (see onTerminal)
+// and returns it, a function that types at it, and what the terminal shows.
+func atPrompt(t *testing.T) (*exec.Cmd, func(string), *syncBuffer) {
+	cmd, stdin, out := onTerminal(t, "bash --norc --noprofile -i")
+	return cmd, func(s string) {
+		_, err := io.WriteString(stdin, s)
+		NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	}, out
+}
 
 // onTerminal runs a shell line with script(1) on a new pseudo-terminal whose
 // input is what the test writes to stdin.
