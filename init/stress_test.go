@@ -178,6 +178,29 @@ func testStressPidsLimit(t *testing.T, context spec.G, it spec.S) {
 		})
 	}
 
+	it("does not say that nothing is left when a fork bomb of another user outlives it, as a child subreaper", func() {
+		// The init runs as uid 1000; a setuid-root copy of the helper leaves
+		// a root fork bomb it may not signal, which takes the CPUs while the
+		// init counts what is left. The namespace's PID 1, a root shell,
+		// inherits the bomb, and its exit ends it.
+		cg := newPidsCgroup(t, bombPids)
+		suid := filepath.Join(filepath.Dir(helperBin), "suid-helper")
+		copyFile(t, helperBin, suid)
+		Expect(os.Chmod(suid, 0o755|os.ModeSetuid)).To(Succeed())
+		program := `sleep 1 & s=$!; "$0" root "$0" forkbomb >/dev/null 2>&1 & wait $s; exit 3`
+		argv := append(append(append(append(cg.Prefix(), "unshare", "--pid", "--fork", "--mount-proc", "--kill-child",
+			"sh", "-c", `"$@"; exit $?`, "sh"), asUser1000...), initArgv()...), "sh", "-c", program, suid)
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = append(os.Environ(), "BPL_INIT_GRACE_PERIOD=2s", "BPL_INIT_LOG_LEVEL=info")
+		var stderr syncBuffer
+		cmd.Stderr = &stderr
+		Expect(cmd.Start()).To(Succeed())
+		code, _ := waitAtMost(t, cmd, 30*time.Second)
+		Expect(code).To(Equal(3), stderr.String())
+		Expect(cg.Refused()).To(BeNumerically(">", 0), "the bomb reached the pids limit")
+		Expect(stderr.String()).To(MatchRegexp(`\[init\] exiting with ([1-9]\d* processes left|processes left that it could not count)`), stderr.String())
+	})
+
 	it("finds the limit of its cgroup mounted on /sys/fs/cgroup/pids under its full path (Docker on cgroup v1)", func() {
 		cg := newPidsCgroup(t, 8)
 		argv := append(append(cg.MountedPrefix(), initArgv()...), "sh", "-c", "exit 7")
