@@ -178,6 +178,56 @@ func testStressPidsLimit(t *testing.T, context spec.G, it spec.S) {
 		})
 	}
 
+	it("does not say that nothing is left when a fork bomb of another user outlives it, as a child subreaper", func() {
+		// The init runs as uid 1000; a setuid-root copy of the helper leaves
+		// a root fork bomb it may not signal, which takes the CPUs while the
+		// init counts what is left. The namespace's PID 1, a root shell,
+		// inherits the bomb, and its exit ends it.
+		cg := newPidsCgroup(t, bombPids)
+		suid := filepath.Join(filepath.Dir(helperBin), "suid-helper")
+		copyFile(t, helperBin, suid)
+		Expect(os.Chmod(suid, 0o755|os.ModeSetuid)).To(Succeed())
+		program := `sleep 1 & s=$!; "$0" root "$0" forkbomb >/dev/null 2>&1 & wait $s; exit 3`
+		argv := append(append(append(append(cg.Prefix(), "unshare", "--pid", "--fork", "--mount-proc", "--kill-child",
+			"sh", "-c", `"$@"; exit $?`, "sh"), asUser1000...), initArgv()...), "sh", "-c", program, suid)
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = append(os.Environ(), "BPL_INIT_GRACE_PERIOD=2s", "BPL_INIT_LOG_LEVEL=info")
+		var stderr syncBuffer
+		cmd.Stderr = &stderr
+		Expect(cmd.Start()).To(Succeed())
+		code, _ := waitAtMost(t, cmd, 30*time.Second)
+		Expect(code).To(Equal(3), stderr.String())
+		Expect(cg.Refused()).To(BeNumerically(">", 0), "the bomb reached the pids limit")
+		Expect(stderr.String()).To(MatchRegexp(`\[init\] exiting with ([1-9]\d* processes left|processes left that it could not count)`), stderr.String())
+	})
+
+	it("has its spare threads under a finite ulimit -u with no /proc, with GOMAXPROCS=1", func() {
+		// uid 1000 with RLIMIT_NPROC set, /proc unmounted in a mount
+		// namespace of its own: the init cannot read its thread count, and
+		// still has to make the two spare threads (the runtime alone has
+		// 3: the init's, sysmon and, most times, no other).
+		argv := append([]string{"unshare", "--mount", "--propagation", "private", "sh", "-c", `umount -l /proc && exec "$@"`, "sh",
+			"prlimit", "--nproc=50000"}, asUser1000...)
+		argv = append(argv, "env", "GOMAXPROCS=1")
+		argv = append(append(argv, initArgv()...), "sleep", "1")
+		var counts []int
+		for range 5 {
+			cmd := exec.Command(argv[0], argv[1:]...)
+			var stderr syncBuffer
+			cmd.Stderr = &stderr
+			Expect(cmd.Start()).To(Succeed())
+			NewWithT(t).Eventually(func() string { return comm(cmd.Process.Pid) }, 5*time.Second, time.Millisecond).Should(Equal(initComm))
+			NewWithT(t).Eventually(func() int { return childOf(cmd.Process.Pid) }, 5*time.Second, time.Millisecond).ShouldNot(BeZero(), "the program started")
+			counts = append(counts, status(cmd.Process.Pid, "Threads"))
+			code, _ := waitAtMost(t, cmd, 20*time.Second)
+			Expect(code).To(Equal(0), stderr.String())
+		}
+		t.Logf("threads at the program's start without /proc: %v", counts)
+		for _, n := range counts {
+			Expect(n).To(BeNumerically(">=", 4), "the init's, sysmon and two spare threads: %v", counts)
+		}
+	})
+
 	it("finds the limit of its cgroup mounted on /sys/fs/cgroup/pids under its full path (Docker on cgroup v1)", func() {
 		cg := newPidsCgroup(t, 8)
 		argv := append(append(cg.MountedPrefix(), initArgv()...), "sh", "-c", "exit 7")

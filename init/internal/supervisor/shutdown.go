@@ -234,17 +234,23 @@ func (s *Supervisor) blind() bool {
 const leftoverCount = 200 * time.Millisecond
 
 // reportLeftovers says, once, how many processes remain after SIGKILL and
-// why, with a last sweep that counts them.
+// why, with a last sweep that counts them. As a subreaper, when that sweep
+// runs out of its time (a fork bomb of another user takes the CPUs), it
+// says that it could not count them rather than a count of what it found.
 func (s *Supervisor) reportLeftovers() {
 	if !s.Log.InfoEnabled() {
 		return
 	}
-	sent, refused := s.signalSubtree(unix.SIGKILL, 0, monotonic()+leftoverCount, false)
+	deadline := monotonic() + leftoverCount
+	sent, refused := s.signalSubtree(unix.SIGKILL, 0, deadline, false)
 	what := strconv.Itoa(sent+refused) + " processes left: " +
 		strconv.Itoa(refused) + " the init may not signal (EPERM: another user's), " +
 		strconv.Itoa(sent) + " still there after SIGKILL"
 	if s.blind() {
 		what = "children left that it cannot find without /proc"
+	} else if !s.pid1 && monotonic() >= deadline {
+		what = "processes left that it could not count: a walk of /proc took over " + duration(leftoverCount) +
+			" (" + strconv.Itoa(refused) + " found that it may not signal, " + strconv.Itoa(sent) + " still there after SIGKILL)"
 	}
 	where := "the kernel kills them when the init exits"
 	if !s.pid1 {

@@ -46,7 +46,9 @@ const spareThreads = 2
 // it has or starts, and the main goroutine runs only once every reader is
 // in its read. Then the readers are let go, and their threads are idle.
 // This starts no thread when the runtime has enough already, and, unlike
-// runtime.LockOSThread, no template thread.
+// runtime.LockOSThread, no template thread. Without /proc it makes them
+// unchecked, three times over: a round after the first finds the idle
+// threads the first made.
 func makeSpareThreads() {
 	for try := 0; try < 3 && threads() < spareThreads+2; try++ {
 		var fds [2]int
@@ -75,14 +77,14 @@ func makeSpareThreads() {
 	}
 }
 
-// threads returns the init's thread count, or a large number when
-// /proc/self/status cannot be read.
+// threads returns the init's thread count, or 0 when /proc/self/status
+// cannot be read.
 func threads() int {
 	status := readSmall("/proc/self/status")
 	_, rest, found := strings.Cut(status, "\nThreads:\t")
 	n, err := strconv.Atoi(firstLine(rest))
 	if !found || err != nil {
-		return 1 << 30
+		return 0
 	}
 	return n
 }
