@@ -289,7 +289,7 @@ func testStressPidsLimit(t *testing.T, context spec.G, it spec.S) {
 			testNoThreadLater(t, limit.cgroup(t, 1000), 64, false)
 		})
 	}
-	it("has at most 4 threads with GOMAXPROCS=2, and makes none once the program runs while its standard error is a pipe nobody reads, under 20,000 fork() orphans logged at debug level", func() {
+	it("has at most 4 threads with GOMAXPROCS=2 (5 when the runtime hands the P on during the fork), and makes none once the program runs while its standard error is a pipe nobody reads, under 20,000 fork() orphans logged at debug level", func() {
 		testNoThreadLater(t, newPidsCgroup(t, 1000), 2, true)
 	})
 }
@@ -340,7 +340,9 @@ sample:
 	Expect(p.cmd.ProcessState.ExitCode()).To(Equal(0), stderr.String()[max(0, len(stderr.String())-2000):])
 	Expect(most).To(Equal(atStart), "no thread made under load")
 	if procs <= 2 {
-		Expect(atStart).To(BeNumerically("<=", 4), "threads at start")
+		// 4, and 5 in about 4 runs of 100, as in the Go floor: the
+		// runtime may hand the P on while ForkExec waits for the exec.
+		Expect(atStart).To(BeNumerically("<=", 5), "threads at start")
 	}
 }
 
