@@ -146,8 +146,9 @@ func (s *Supervisor) Run(path string, argv []string, env []string) int {
 // cannot fork it (the pids limit is reached): without an init the program
 // would run, so it runs, without one. It returns only when execve fails.
 func (s *Supervisor) execInPlace(path string, argv, env []string, why string) int {
-	// Written here, not through the logger: its thread may not be there,
-	// and there may be no room to make it.
+	// Written here, not through the logger: the line must be out before
+	// execve, and the pids limit may leave no room for a thread to write
+	// it from.
 	restore := logger.Unstopped()
 	logger.Flush(execFlushTimeout)
 	unix.Write(2, []byte(logger.Prefix+"warning: unable to start "+path+" as the init's child ("+why+
